@@ -1,0 +1,54 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Strict checks beyond the language mode (`-require-explicit-sendable`, warnings as errors) are
+// passed by `.ci/run` on the command line: unsafe flags here would stop other packages from
+// depending on Sesame.
+let strictSwift: [SwiftSetting] = [
+    .swiftLanguageMode(.v6)
+]
+
+let package = Package(
+    name: "Sesame",
+    products: [
+        .library(name: "Sesame", targets: ["Sesame"]),
+        .library(name: "SesameTesting", targets: ["SesameTesting"]),
+        .executable(name: "sesame", targets: ["sesame"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .target(
+            name: "CSesameShims",
+            dependencies: ["COpenSSL"]
+        ),
+        .target(
+            name: "Sesame",
+            dependencies: ["COpenSSL", "CSesameShims"],
+            swiftSettings: strictSwift
+        ),
+        .target(
+            name: "SesameTesting",
+            dependencies: ["Sesame", "COpenSSL", "CSesameShims"],
+            swiftSettings: strictSwift
+        ),
+        .executableTarget(
+            name: "sesame",
+            dependencies: ["Sesame"],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "SesameTests",
+            dependencies: ["Sesame", "SesameTesting", "COpenSSL", "CSesameShims"],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "SesameIntegrationTests",
+            dependencies: ["Sesame", "SesameTesting"],
+            swiftSettings: strictSwift
+        ),
+    ]
+)

@@ -1,0 +1,100 @@
+#ifndef C_SESAME_SHIMS_H
+#define C_SESAME_SHIMS_H
+
+// Wrappers for what Swift cannot import from OpenSSL 3 and Linux headers: function-like macros,
+// STACK_OF accessors, composite flag values, and <sys/epoll.h> / <sys/eventfd.h>. No policy lives
+// here; every decision is made in Swift.
+
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+#include <openssl/pkcs12.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <stdint.h>
+
+#pragma clang assume_nonnull begin
+
+// MARK: - Version gates
+
+/// The runtime OpenSSL version text, e.g. "OpenSSL 3.0.19 27 Jan 2026".
+const char *CSesameShims_OpenSSL_version_text(void);
+/// 1 when the headers Sesame was compiled against are OpenSSL 3.0 or newer.
+int CSesameShims_OpenSSL_is_3(void);
+
+// MARK: - Macro wrappers: SSL and SSL_CTX
+
+int CSesameShims_SSL_set_retry_verify(SSL *ssl);
+int CSesameShims_SSL_set_tlsext_host_name(SSL *ssl, const char *name);
+int CSesameShims_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version);
+int CSesameShims_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int version);
+long CSesameShims_SSL_CTX_set_mode(SSL_CTX *ctx, long mode);
+long CSesameShims_SSL_CTX_set_options(SSL_CTX *ctx, long options);
+long CSesameShims_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long mode);
+int CSesameShims_SSL_add1_chain_cert(SSL *ssl, X509 *cert);
+int CSesameShims_SSL_CTX_add1_chain_cert(SSL_CTX *ctx, X509 *cert);
+int CSesameShims_SSL_get_ex_new_index(void);
+int CSesameShims_X509_STORE_CTX_get_ex_new_index(void);
+long CSesameShims_SSL_get_tlsext_status_ocsp_resp(SSL *ssl, const unsigned char *_Nullable *_Nonnull resp);
+long CSesameShims_SSL_set_tlsext_status_type_ocsp(SSL *ssl);
+long CSesameShims_SSL_CTX_set_tlsext_servername_callback(SSL_CTX *ctx, int (*cb)(SSL *, int *, void *));
+
+// MARK: - Constants that arrive as composite macros
+
+unsigned long CSesameShims_XN_FLAG_RFC2253(void);
+long CSesameShims_SSL_MODE_defaults(void);
+long CSesameShims_SSL_OP_defaults(void);
+int CSesameShims_SSL_SESS_CACHE_client_external(void);
+int CSesameShims_SSL_SESS_CACHE_server(void);
+
+// MARK: - STACK_OF accessors
+
+int CSesameShims_sk_X509_num(const STACK_OF(X509) *_Nullable stack);
+X509 *_Nullable CSesameShims_sk_X509_value(const STACK_OF(X509) *stack, int index);
+STACK_OF(X509) *_Nullable CSesameShims_sk_X509_new_null(void);
+int CSesameShims_sk_X509_push(STACK_OF(X509) *stack, X509 *cert);
+void CSesameShims_sk_X509_pop_free(STACK_OF(X509) *_Nullable stack);
+void CSesameShims_sk_X509_free(STACK_OF(X509) *_Nullable stack);
+int CSesameShims_sk_X509_NAME_num(const STACK_OF(X509_NAME) *_Nullable stack);
+X509_NAME *_Nullable CSesameShims_sk_X509_NAME_value(const STACK_OF(X509_NAME) *stack, int index);
+STACK_OF(X509_NAME) *_Nullable CSesameShims_sk_X509_NAME_new_null(void);
+int CSesameShims_sk_X509_NAME_push(STACK_OF(X509_NAME) *stack, X509_NAME *name);
+int CSesameShims_sk_GENERAL_NAME_num(const GENERAL_NAMES *_Nullable names);
+GENERAL_NAME *_Nullable CSesameShims_sk_GENERAL_NAME_value(const GENERAL_NAMES *names, int index);
+void CSesameShims_GENERAL_NAMES_free(GENERAL_NAMES *_Nullable names);
+int CSesameShims_sk_X509_OBJECT_num(const STACK_OF(X509_OBJECT) *_Nullable stack);
+X509_OBJECT *_Nullable CSesameShims_sk_X509_OBJECT_value(const STACK_OF(X509_OBJECT) *stack, int index);
+
+// MARK: - Helpers
+
+/// Frees memory OpenSSL allocated (OPENSSL_free is a macro).
+void CSesameShims_OPENSSL_free(void *_Nullable pointer);
+/// The bytes held by a memory BIO (BIO_get_mem_data is a macro).
+long CSesameShims_BIO_get_mem_data(BIO *bio, char *_Nullable *_Nonnull data);
+/// One GENERAL_NAME as (type, bytes): type is GEN_DNS, GEN_IPADD, GEN_EMAIL, GEN_URI or other.
+int CSesameShims_GENERAL_NAME_get(const GENERAL_NAME *name, const unsigned char *_Nullable *_Nonnull data, int *length);
+/// Fills a X509V3_CTX without a config database (X509V3_set_ctx_nodb is a macro).
+void CSesameShims_X509V3_set_ctx(X509V3_CTX *ctx, X509 *_Nullable issuer, X509 *subject);
+/// Allocates a X509V3_CTX (its size is not known to Swift).
+X509V3_CTX *CSesameShims_X509V3_CTX_new(void);
+void CSesameShims_X509V3_CTX_free(X509V3_CTX *ctx);
+/// Loads the "legacy" provider (RC2, 40-bit PBEs of old PKCS#12 files) next to "default", once.
+int CSesameShims_load_legacy_provider(void);
+
+// MARK: - Linux event APIs
+
+int CSesameShims_epoll_create(void);
+int CSesameShims_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data);
+/// Waits; writes up to `capacity` (events, data) pairs into the two arrays.
+int CSesameShims_epoll_wait(int epfd, uint32_t *events, uint64_t *data, int capacity, int timeoutMilliseconds);
+int CSesameShims_eventfd(void);
+uint32_t CSesameShims_EPOLLIN(void);
+uint32_t CSesameShims_EPOLLOUT(void);
+uint32_t CSesameShims_EPOLLERR(void);
+uint32_t CSesameShims_EPOLLHUP(void);
+uint32_t CSesameShims_EPOLLRDHUP(void);
+
+#pragma clang assume_nonnull end
+
+#endif

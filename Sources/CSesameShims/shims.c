@@ -1,0 +1,168 @@
+#include "CSesameShims.h"
+
+#include <openssl/crypto.h>
+#include <openssl/opensslv.h>
+#include <openssl/provider.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+// MARK: - Version gates
+
+const char *CSesameShims_OpenSSL_version_text(void) { return OpenSSL_version(OPENSSL_VERSION); }
+
+int CSesameShims_OpenSSL_is_3(void) {
+#if OPENSSL_VERSION_NUMBER >= 0x30000000L
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+// MARK: - Macro wrappers
+
+int CSesameShims_SSL_set_retry_verify(SSL *ssl) { return SSL_set_retry_verify(ssl); }
+int CSesameShims_SSL_set_tlsext_host_name(SSL *ssl, const char *name) {
+    return (int)SSL_set_tlsext_host_name(ssl, name);
+}
+int CSesameShims_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) {
+    return (int)SSL_CTX_set_min_proto_version(ctx, version);
+}
+int CSesameShims_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int version) {
+    return (int)SSL_CTX_set_max_proto_version(ctx, version);
+}
+long CSesameShims_SSL_CTX_set_mode(SSL_CTX *ctx, long mode) { return SSL_CTX_set_mode(ctx, mode); }
+long CSesameShims_SSL_CTX_set_options(SSL_CTX *ctx, long options) { return (long)SSL_CTX_set_options(ctx, options); }
+long CSesameShims_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long mode) {
+    return SSL_CTX_set_session_cache_mode(ctx, mode);
+}
+int CSesameShims_SSL_add1_chain_cert(SSL *ssl, X509 *cert) { return (int)SSL_add1_chain_cert(ssl, cert); }
+int CSesameShims_SSL_CTX_add1_chain_cert(SSL_CTX *ctx, X509 *cert) { return (int)SSL_CTX_add1_chain_cert(ctx, cert); }
+int CSesameShims_SSL_get_ex_new_index(void) { return SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL); }
+int CSesameShims_X509_STORE_CTX_get_ex_new_index(void) {
+    return X509_STORE_CTX_get_ex_new_index(0, NULL, NULL, NULL, NULL);
+}
+long CSesameShims_SSL_get_tlsext_status_ocsp_resp(SSL *ssl, const unsigned char **resp) {
+    return SSL_get_tlsext_status_ocsp_resp(ssl, resp);
+}
+long CSesameShims_SSL_set_tlsext_status_type_ocsp(SSL *ssl) {
+    return SSL_set_tlsext_status_type(ssl, TLSEXT_STATUSTYPE_ocsp);
+}
+long CSesameShims_SSL_CTX_set_tlsext_servername_callback(SSL_CTX *ctx, int (*cb)(SSL *, int *, void *)) {
+    return SSL_CTX_set_tlsext_servername_callback(ctx, cb);
+}
+
+// MARK: - Constants
+
+unsigned long CSesameShims_XN_FLAG_RFC2253(void) { return XN_FLAG_RFC2253 & ~ASN1_STRFLGS_ESC_MSB; }
+long CSesameShims_SSL_MODE_defaults(void) {
+    return SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS;
+}
+long CSesameShims_SSL_OP_defaults(void) {
+    return (long)(SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+}
+int CSesameShims_SSL_SESS_CACHE_client_external(void) {
+    return SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE;
+}
+int CSesameShims_SSL_SESS_CACHE_server(void) { return SSL_SESS_CACHE_SERVER; }
+
+// MARK: - STACK_OF accessors
+
+int CSesameShims_sk_X509_num(const STACK_OF(X509) *stack) { return stack == NULL ? 0 : sk_X509_num(stack); }
+X509 *CSesameShims_sk_X509_value(const STACK_OF(X509) *stack, int index) { return sk_X509_value(stack, index); }
+STACK_OF(X509) *CSesameShims_sk_X509_new_null(void) { return sk_X509_new_null(); }
+int CSesameShims_sk_X509_push(STACK_OF(X509) *stack, X509 *cert) { return sk_X509_push(stack, cert); }
+void CSesameShims_sk_X509_pop_free(STACK_OF(X509) *stack) { sk_X509_pop_free(stack, X509_free); }
+void CSesameShims_sk_X509_free(STACK_OF(X509) *stack) { sk_X509_free(stack); }
+int CSesameShims_sk_X509_NAME_num(const STACK_OF(X509_NAME) *stack) {
+    return stack == NULL ? 0 : sk_X509_NAME_num(stack);
+}
+X509_NAME *CSesameShims_sk_X509_NAME_value(const STACK_OF(X509_NAME) *stack, int index) {
+    return sk_X509_NAME_value(stack, index);
+}
+STACK_OF(X509_NAME) *CSesameShims_sk_X509_NAME_new_null(void) { return sk_X509_NAME_new_null(); }
+int CSesameShims_sk_X509_NAME_push(STACK_OF(X509_NAME) *stack, X509_NAME *name) {
+    return sk_X509_NAME_push(stack, name);
+}
+int CSesameShims_sk_GENERAL_NAME_num(const GENERAL_NAMES *names) {
+    return names == NULL ? 0 : sk_GENERAL_NAME_num(names);
+}
+GENERAL_NAME *CSesameShims_sk_GENERAL_NAME_value(const GENERAL_NAMES *names, int index) {
+    return sk_GENERAL_NAME_value(names, index);
+}
+void CSesameShims_GENERAL_NAMES_free(GENERAL_NAMES *names) { GENERAL_NAMES_free(names); }
+int CSesameShims_sk_X509_OBJECT_num(const STACK_OF(X509_OBJECT) *stack) {
+    return stack == NULL ? 0 : sk_X509_OBJECT_num(stack);
+}
+X509_OBJECT *CSesameShims_sk_X509_OBJECT_value(const STACK_OF(X509_OBJECT) *stack, int index) {
+    return sk_X509_OBJECT_value(stack, index);
+}
+
+// MARK: - Helpers
+
+void CSesameShims_OPENSSL_free(void *pointer) { OPENSSL_free(pointer); }
+long CSesameShims_BIO_get_mem_data(BIO *bio, char **data) { return BIO_get_mem_data(bio, data); }
+
+int CSesameShims_GENERAL_NAME_get(const GENERAL_NAME *name, const unsigned char **data, int *length) {
+    const ASN1_STRING *string = NULL;
+    switch (name->type) {
+    case GEN_DNS: string = name->d.dNSName; break;
+    case GEN_IPADD: string = name->d.iPAddress; break;
+    case GEN_EMAIL: string = name->d.rfc822Name; break;
+    case GEN_URI: string = name->d.uniformResourceIdentifier; break;
+    default: break;
+    }
+    if (string == NULL) {
+        *data = NULL;
+        *length = 0;
+    } else {
+        *data = ASN1_STRING_get0_data(string);
+        *length = ASN1_STRING_length(string);
+    }
+    return name->type;
+}
+
+void CSesameShims_X509V3_set_ctx(X509V3_CTX *ctx, X509 *issuer, X509 *subject) {
+    X509V3_set_ctx(ctx, issuer, subject, NULL, NULL, 0);
+    X509V3_set_ctx_nodb(ctx);
+}
+X509V3_CTX *CSesameShims_X509V3_CTX_new(void) { return calloc(1, sizeof(X509V3_CTX)); }
+void CSesameShims_X509V3_CTX_free(X509V3_CTX *ctx) { free(ctx); }
+
+static pthread_once_t legacy_once = PTHREAD_ONCE_INIT;
+static int legacy_loaded = 0;
+static void load_legacy(void) {
+    // Loading any provider explicitly turns off the implicit "default" one, so load both.
+    OSSL_PROVIDER *def = OSSL_PROVIDER_load(NULL, "default");
+    OSSL_PROVIDER *legacy = OSSL_PROVIDER_load(NULL, "legacy");
+    legacy_loaded = (def != NULL && legacy != NULL) ? 1 : 0;
+}
+int CSesameShims_load_legacy_provider(void) {
+    pthread_once(&legacy_once, load_legacy);
+    return legacy_loaded;
+}
+
+// MARK: - Linux event APIs
+
+int CSesameShims_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+int CSesameShims_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data) {
+    struct epoll_event event;
+    event.events = events;
+    event.data.u64 = data;
+    return epoll_ctl(epfd, op, fd, &event);
+}
+int CSesameShims_epoll_wait(int epfd, uint32_t *events, uint64_t *data, int capacity, int timeoutMilliseconds) {
+    struct epoll_event buffer[64];
+    if (capacity > 64) capacity = 64;
+    int count = epoll_wait(epfd, buffer, capacity, timeoutMilliseconds);
+    for (int i = 0; i < count; i++) {
+        events[i] = buffer[i].events;
+        data[i] = buffer[i].data.u64;
+    }
+    return count;
+}
+int CSesameShims_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
+uint32_t CSesameShims_EPOLLIN(void) { return EPOLLIN; }
+uint32_t CSesameShims_EPOLLOUT(void) { return EPOLLOUT; }
+uint32_t CSesameShims_EPOLLERR(void) { return EPOLLERR; }
+uint32_t CSesameShims_EPOLLHUP(void) { return EPOLLHUP; }
+uint32_t CSesameShims_EPOLLRDHUP(void) { return EPOLLRDHUP; }

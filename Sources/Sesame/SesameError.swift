@@ -1,0 +1,109 @@
+/// An error from Sesame.
+///
+/// Errors compare and hash by ``code`` only, so new codes and richer details can be added without
+/// breaking callers. ``description`` carries the detail (the file, host or reason);
+/// ``shortDescription`` is the code alone, safe for logs. No secret (password, key material,
+/// header value) is ever put into an error.
+public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong, as a stable, comparable value.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String, Hashable, Sendable {
+            case fileUnreadable = "file unreadable"
+            case invalidCertificate = "invalid certificate"
+            case invalidPrivateKey = "invalid private key"
+            case invalidPKCS12 = "invalid PKCS#12"
+            case wrongPassword = "wrong password"
+            case keyMismatch = "private key does not match certificate"
+            case unsupportedAlgorithm = "unsupported algorithm"
+            case invalidArgument = "invalid argument"
+            case nameResolutionFailed = "name resolution failed"
+            case connectFailed = "connect failed"
+            case connectTimeout = "connect timed out"
+            case timeout = "timed out"
+            case connectionClosed = "connection closed"
+            case connectionReset = "connection reset"
+            case ioError = "I/O error"
+            case tlsHandshakeFailed = "TLS handshake failed"
+            case serverTrustRejected = "server trust rejected"
+            case clientCertificateRequired = "client certificate required"
+            case clientCertificateRejected = "client certificate rejected"
+            case tlsProtocolError = "TLS protocol error"
+            case trustStoreUnavailable = "trust store unavailable"
+            case cancelled = "cancelled"
+            case eventLoopShutDown = "event loop shut down"
+        }
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        public var description: String { base.rawValue }
+
+        /// A file could not be opened or read.
+        public static let fileUnreadable = Code(.fileUnreadable)
+        /// Bytes that should hold a certificate do not (truncated, not DER/PEM, not a certificate).
+        public static let invalidCertificate = Code(.invalidCertificate)
+        /// Bytes that should hold a private key do not.
+        public static let invalidPrivateKey = Code(.invalidPrivateKey)
+        /// A PKCS#12 file is malformed or holds no usable identity.
+        public static let invalidPKCS12 = Code(.invalidPKCS12)
+        /// The password for a PKCS#12 file or an encrypted key is wrong (or missing).
+        public static let wrongPassword = Code(.wrongPassword)
+        /// A private key does not belong to the certificate it was paired with.
+        public static let keyMismatch = Code(.keyMismatch)
+        /// An algorithm the OpenSSL build cannot provide.
+        public static let unsupportedAlgorithm = Code(.unsupportedAlgorithm)
+        /// An argument is out of range or malformed.
+        public static let invalidArgument = Code(.invalidArgument)
+        /// The host name did not resolve.
+        public static let nameResolutionFailed = Code(.nameResolutionFailed)
+        /// No TCP connection could be made to any resolved address.
+        public static let connectFailed = Code(.connectFailed)
+        /// The TCP connection was not made within the connect timeout.
+        public static let connectTimeout = Code(.connectTimeout)
+        /// An operation (such as the TLS handshake) did not finish in time.
+        public static let timeout = Code(.timeout)
+        /// The peer closed the connection before the operation finished.
+        public static let connectionClosed = Code(.connectionClosed)
+        /// The peer reset the connection.
+        public static let connectionReset = Code(.connectionReset)
+        /// A socket call failed.
+        public static let ioError = Code(.ioError)
+        /// The TLS handshake failed for a reason other than trust or client certificates.
+        public static let tlsHandshakeFailed = Code(.tlsHandshakeFailed)
+        /// The server's certificate chain was not trusted (by evaluation or by the delegate).
+        public static let serverTrustRejected = Code(.serverTrustRejected)
+        /// The server requires a client certificate and none was sent.
+        public static let clientCertificateRequired = Code(.clientCertificateRequired)
+        /// The server rejected the client certificate that was sent.
+        public static let clientCertificateRejected = Code(.clientCertificateRejected)
+        /// The TLS peer violated the protocol or sent an alert after the handshake.
+        public static let tlsProtocolError = Code(.tlsProtocolError)
+        /// The system trust store could not be loaded.
+        public static let trustStoreUnavailable = Code(.trustStoreUnavailable)
+        /// The operation was cancelled.
+        public static let cancelled = Code(.cancelled)
+        /// The event loop the operation needed has shut down.
+        public static let eventLoopShutDown = Code(.eventLoopShutDown)
+    }
+
+    /// What went wrong.
+    public let code: Code
+    /// Detail for people: the file, host or underlying reason. Never holds a secret.
+    public let detail: String
+    let fileID: String
+    let line: UInt
+
+    init(_ code: Code, _ detail: String, fileID: String = #fileID, line: UInt = #line) {
+        self.code = code
+        self.detail = detail
+        self.fileID = fileID
+        self.line = line
+    }
+
+    /// The code alone, without payload: safe for logs.
+    public var shortDescription: String { "SesameError.\(code)" }
+
+    public var description: String { detail.isEmpty ? "\(code)" : "\(code): \(detail)" }
+
+    public static func == (lhs: SesameError, rhs: SesameError) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+}

@@ -1,0 +1,169 @@
+import Foundation
+internal import COpenSSL
+internal import CSesameShims
+
+/// The result of evaluating a certificate chain.
+public struct TrustEvaluationResult: Sendable, CustomStringConvertible {
+    /// Every reason the chain failed; empty when trusted.
+    public let failures: [TrustFailureReason]
+    /// The chain OpenSSL built, leaf first, ending at an anchor when one was found.
+    public let verifiedChain: [Certificate]
+    /// True when there is no failure.
+    public var isTrusted: Bool { failures.isEmpty }
+
+    /// True when one of the failures is of this kind.
+    public func contains(_ kind: TrustFailureReason.Kind) -> Bool { failures.contains { $0.kind == kind } }
+
+    public var description: String {
+        isTrusted
+            ? "trusted (\(verifiedChain.count) certificates)"
+            : "not trusted: " + failures.map(\.description).joined(separator: "; ")
+    }
+}
+
+/// Evaluates a certificate chain against anchors, a host name or IP address and a time.
+///
+/// OpenSSL builds and checks the chain; every error on the way is collected (not just the first),
+/// so an expired leaf for the wrong host reports both.
+public enum CertificateChainEvaluator {
+    /// Evaluates `chain` for TLS server authentication.
+    /// - Parameters:
+    ///   - chain: the leaf first, then any intermediates (in any order; extras are ignored).
+    ///   - roots: the anchors.
+    ///   - host: a DNS name or an IP literal (IPv6 with or without brackets) to check; `nil` skips
+    ///     the host check.
+    ///   - date: the validation time; `nil` is now.
+    /// - Returns: the result with every failure reason.
+    public static func evaluate(
+        chain: [Certificate], roots: TrustRoots, host: String?, at date: Date? = nil
+    ) -> TrustEvaluationResult {
+        guard let leaf = chain.first else {
+            return TrustEvaluationResult(
+                failures: [.init(kind: .malformed, depth: 0, subject: "", openSSLCode: 0, message: "the chain is empty")],
+                verifiedChain: [])
+        }
+        let store: X509StoreBox
+        do {
+            store = try roots.store()
+        } catch {
+            return TrustEvaluationResult(
+                failures: [
+                    .init(kind: .untrustedRoot, depth: 0, subject: "", openSSLCode: 0, message: "\(error)")
+                ], verifiedChain: [])
+        }
+        guard let context = X509_STORE_CTX_new(), let untrusted = CSesameShims_sk_X509_new_null() else {
+            return TrustEvaluationResult(
+                failures: [.init(kind: .other, depth: 0, subject: "", openSSLCode: 0, message: "out of memory")],
+                verifiedChain: [])
+        }
+        defer {
+            X509_STORE_CTX_free(context)
+            CSesameShims_sk_X509_free(untrusted)
+        }
+        for certificate in chain.dropFirst() { CSesameShims_sk_X509_push(untrusted, certificate.box.pointer) }
+        OpenSSLErrorStack.clear()
+        guard X509_STORE_CTX_init(context, store.pointer, leaf.box.pointer, untrusted) == 1 else {
+            return TrustEvaluationResult(
+                failures: [
+                    .init(
+                        kind: .other, depth: 0, subject: "", openSSLCode: 0,
+                        message: "cannot start verification (\(OpenSSLErrorStack.drain()))")
+                ], verifiedChain: [])
+        }
+        X509_STORE_CTX_set_purpose(context, X509_PURPOSE_SSL_SERVER)
+        let parameters = X509_STORE_CTX_get0_param(context)
+        if roots.allowsPartialChains { X509_VERIFY_PARAM_set_flags(parameters, UInt(X509_V_FLAG_PARTIAL_CHAIN)) }
+        if let date { X509_VERIFY_PARAM_set_time(parameters, time_t(date.timeIntervalSince1970)) }
+        var hostFailure: TrustFailureReason? = nil
+        if let host {
+            hostFailure = HostCheck.configure(parameters, host: host)
+        }
+
+        let collector = FailureCollector()
+        let unmanaged = Unmanaged.passRetained(collector)
+        defer { unmanaged.release() }
+        X509_STORE_CTX_set_ex_data(context, FailureCollector.exDataIndex, unmanaged.toOpaque())
+        X509_STORE_CTX_set_verify_cb(context) { ok, context in
+            guard ok == 0, let context else { return ok }
+            guard let raw = X509_STORE_CTX_get_ex_data(context, FailureCollector.exDataIndex) else { return 0 }
+            let collector = Unmanaged<FailureCollector>.fromOpaque(raw).takeUnretainedValue()
+            collector.record(context)
+            return 1  // keep going, so that every failure is reported
+        }
+        let verified = X509_verify_cert(context)
+        var failures = collector.failures
+        if let hostFailure { failures.append(hostFailure) }
+        if verified != 1 && failures.isEmpty {
+            let code = X509_STORE_CTX_get_error(context)
+            failures.append(FailureCollector.reason(code: code, depth: 0, subject: "\(leaf.subject)"))
+        }
+        var built: [Certificate] = []
+        if let stack = X509_STORE_CTX_get1_chain(context) { built = Identity.takeStack(stack) }
+        _ = OpenSSLErrorStack.drain()
+        return TrustEvaluationResult(failures: failures, verifiedChain: built)
+    }
+}
+
+/// Collects verification failures during one `X509_verify_cert`.
+final class FailureCollector {
+    static let exDataIndex: Int32 = CSesameShims_X509_STORE_CTX_get_ex_new_index()
+    private(set) var failures: [TrustFailureReason] = []
+
+    func record(_ context: OpaquePointer) {
+        let code = X509_STORE_CTX_get_error(context)
+        let depth = Int(X509_STORE_CTX_get_error_depth(context))
+        var subject = ""
+        if let certificate = X509_STORE_CTX_get_current_cert(context) {
+            subject = DistinguishedName(borrowing: X509_get_subject_name(certificate)).description
+        }
+        let reason = Self.reason(code: code, depth: depth, subject: subject)
+        if !failures.contains(where: { $0.openSSLCode == reason.openSSLCode && $0.depth == depth }) {
+            failures.append(reason)
+        }
+    }
+
+    static func reason(code: Int32, depth: Int, subject: String) -> TrustFailureReason {
+        let message = X509_verify_cert_error_string(Int(code)).map { String(cString: $0) } ?? "error \(code)"
+        let kind: TrustFailureReason.Kind
+        switch code {
+        case X509_V_ERR_CERT_HAS_EXPIRED, X509_V_ERR_CRL_HAS_EXPIRED: kind = .expired
+        case X509_V_ERR_CERT_NOT_YET_VALID, X509_V_ERR_CRL_NOT_YET_VALID: kind = .notYetValid
+        case X509_V_ERR_HOSTNAME_MISMATCH, X509_V_ERR_IP_ADDRESS_MISMATCH, X509_V_ERR_EMAIL_MISMATCH:
+            kind = .hostnameMismatch
+        case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT, X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN: kind = .selfSigned
+        case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY, X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT,
+            X509_V_ERR_CERT_UNTRUSTED, X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+            kind = .untrustedRoot
+        case X509_V_ERR_INVALID_CA, X509_V_ERR_KEYUSAGE_NO_CERTSIGN: kind = .invalidCertificateAuthority
+        case X509_V_ERR_PATH_LENGTH_EXCEEDED: kind = .pathLengthExceeded
+        case X509_V_ERR_INVALID_PURPOSE: kind = .invalidPurpose
+        case X509_V_ERR_CERT_SIGNATURE_FAILURE, X509_V_ERR_UNABLE_TO_DECRYPT_CERT_SIGNATURE: kind = .badSignature
+        case X509_V_ERR_CERT_REVOKED: kind = .revoked
+        case X509_V_ERR_ERROR_IN_CERT_NOT_BEFORE_FIELD, X509_V_ERR_ERROR_IN_CERT_NOT_AFTER_FIELD: kind = .malformed
+        default: kind = .other
+        }
+        return TrustFailureReason(kind: kind, depth: depth, subject: subject, openSSLCode: Int(code), message: message)
+    }
+}
+
+/// Host-name and IP-address checks (RFC 6125: no partial wildcards; IPs only against IP SANs).
+enum HostCheck {
+    /// Sets the host or IP on the verification parameters; returns a failure when the host itself
+    /// is unusable.
+    static func configure(_ parameters: OpaquePointer?, host rawHost: String) -> TrustFailureReason? {
+        var host = rawHost
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        if IPAddressText.parse(host) != nil {
+            if X509_VERIFY_PARAM_set1_ip_asc(parameters, host) == 1 { return nil }
+        } else {
+            if host.hasSuffix(".") { host.removeLast() }  // "example.com." is the same name
+            X509_VERIFY_PARAM_set_hostflags(parameters, UInt32(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS))
+            if !host.isEmpty, !host.contains("\0"), X509_VERIFY_PARAM_set1_host(parameters, host, 0) == 1 {
+                return nil
+            }
+        }
+        return TrustFailureReason(
+            kind: .hostnameMismatch, depth: 0, subject: "", openSSLCode: 0,
+            message: "'\(rawHost)' is not a usable host name or IP address")
+    }
+}

@@ -1,0 +1,34 @@
+/// One reason a certificate chain was not trusted.
+public struct TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
+    /// The kind of failure.
+    public enum Kind: String, Hashable, Sendable {
+        case expired = "expired"
+        case notYetValid = "not yet valid"
+        case hostnameMismatch = "hostname mismatch"
+        case untrustedRoot = "untrusted root"
+        case selfSigned = "self-signed"
+        case invalidCertificateAuthority = "invalid CA certificate"
+        case pathLengthExceeded = "path length exceeded"
+        case invalidPurpose = "not valid for TLS server authentication"
+        case badSignature = "bad signature"
+        case revoked = "revoked"
+        case malformed = "malformed certificate"
+        case rejectedByDelegate = "rejected by delegate"
+        case other = "other"
+    }
+
+    /// The kind of failure.
+    public let kind: Kind
+    /// Depth in the chain: 0 is the leaf.
+    public let depth: Int
+    /// The subject of the certificate at ``depth``, when known.
+    public let subject: String
+    /// OpenSSL's verification error code (0 when the failure is Sesame's own).
+    public let openSSLCode: Int
+    /// A sentence for people.
+    public let message: String
+
+    public var description: String {
+        subject.isEmpty ? "\(kind.rawValue): \(message)" : "\(kind.rawValue) at depth \(depth) (\(subject)): \(message)"
+    }
+}

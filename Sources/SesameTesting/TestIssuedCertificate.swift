@@ -1,0 +1,80 @@
+import Foundation
+import Sesame
+internal import COpenSSL
+internal import CSesameShims
+
+/// A certificate made by ``TestPKI`` together with its private key and the intermediates above it.
+public final class TestIssuedCertificate: Sendable {
+    let x509: OwnedX509
+    let key: OwnedKey
+    let issuerChain: [TestIssuedCertificate]
+    let isRoot: Bool
+
+    /// The certificate.
+    public let certificate: Certificate
+    /// The intermediate CAs between this certificate and its root (not the root), nearest first.
+    public var intermediates: [Certificate] { issuerChain.map(\.certificate) }
+    /// The certificate followed by its intermediates: what a server sends.
+    public var chain: [Certificate] { [certificate] + intermediates }
+    /// The private key as unencrypted PKCS#8 PEM.
+    public var privateKeyPEM: String { key.pem }
+    /// The certificate as PEM.
+    public var certificatePEM: String { certificate.pemEncoded }
+    /// The chain (leaf first) as concatenated PEM.
+    public var chainPEM: String { chain.map(\.pemEncoded).joined() }
+
+    init(x509: OwnedX509, key: OwnedKey, issuerChain: [TestIssuedCertificate], isRoot: Bool) throws {
+        self.x509 = x509
+        self.key = key
+        self.issuerChain = issuerChain
+        self.isRoot = isRoot
+        self.certificate = try Certificate(derEncoded: x509.der)
+    }
+
+    /// The private key as PKCS#8 PEM encrypted with AES-256-CBC.
+    public func encryptedPrivateKeyPEM(password: String) -> String { key.encryptedPEM(password: password) }
+
+    /// The certificate, its intermediates and its key as a Sesame ``Identity``.
+    public func identity() throws -> Identity {
+        try Identity(certificatePEM: chainPEM, privateKeyPEM: privateKeyPEM)
+    }
+
+    /// PKCS#12 encoding of key, certificate and intermediates.
+    /// - Parameters:
+    ///   - password: the file's password.
+    ///   - legacy: `true` for the pre-OpenSSL-3 format (PBE-SHA1-3DES for key and certificates,
+    ///     SHA-1 MAC); `false` for OpenSSL 3's default (PBES2/AES-256-CBC, SHA-256 MAC).
+    public func pkcs12(password: String, legacy: Bool = false, friendlyName: String = "sesame") throws -> Data {
+        guard let stack = CSesameShims_sk_X509_new_null() else { throw TestingError("stack") }
+        defer { CSesameShims_sk_X509_free(stack) }
+        for intermediate in issuerChain { CSesameShims_sk_X509_push(stack, intermediate.x509.pointer) }
+        let tripleDES = NID_pbe_WithSHA1And3_Key_TripleDES_CBC
+        guard
+            let p12 = PKCS12_create(
+                password, friendlyName, key.pointer, x509.pointer, stack, legacy ? tripleDES : 0,
+                legacy ? tripleDES : 0, legacy ? 2048 : 0, legacy ? 1 : 0, 0)
+        else { throw TestingError("PKCS12_create") }
+        defer { PKCS12_free(p12) }
+        if legacy {
+            // PKCS12_create's MAC follows the defaults; redo it with SHA-1 as legacy tools did.
+            PKCS12_set_mac(p12, password, -1, nil, 0, 2048, EVP_sha1())
+        }
+        var out: UnsafeMutablePointer<UInt8>? = nil
+        let length = i2d_PKCS12(p12, &out)
+        guard length > 0, let out else { throw TestingError("i2d_PKCS12") }
+        defer { CSesameShims_OPENSSL_free(out) }
+        return Data(bytes: out, count: Int(length))
+    }
+
+    /// Writes the chain PEM and the key PEM into `directory` as `NAME.pem` and `NAME.key`, and
+    /// returns their paths.
+    @discardableResult
+    public func write(to directory: URL, name: String) throws -> (certificate: String, key: String) {
+        let certificatePath = directory.appendingPathComponent("\(name).pem").path
+        let keyPath = directory.appendingPathComponent("\(name).key").path
+        try Data(chainPEM.utf8).write(to: URL(fileURLWithPath: certificatePath))
+        try Data(privateKeyPEM.utf8).write(to: URL(fileURLWithPath: keyPath))
+        chmod(keyPath, 0o600)
+        return (certificatePath, keyPath)
+    }
+}
