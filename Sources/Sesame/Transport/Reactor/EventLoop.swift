@@ -1,0 +1,284 @@
+import Foundation
+import Synchronization
+internal import CSesameShims
+
+/// An epoll reactor on its own thread.
+///
+/// Work posted with ``execute(_:)`` from any thread runs on the loop thread in order. File
+/// descriptors, their handlers and timers are loop-confined: register, change and cancel them only
+/// on the loop (``inEventLoop``). The loop does not run on the Swift concurrency pool, so it may
+/// block in `epoll_wait` without starving tasks; handlers must never block.
+public final class EventLoop: @unchecked Sendable {
+    // @unchecked: `jobs` and `state` are guarded by their Mutexes; everything in `confined` is
+    // touched only on the loop thread (asserted); `thread` is written once in init and read by
+    // `shutdown` on another thread after init returned.
+    private let epollFD: Int32
+    private let wakeFD: Int32
+    private let jobs = Mutex<[@Sendable () -> Void]>([])
+    private let state = Mutex<LoopState>(.running)
+    private var thread = pthread_t()
+    private let loopThreadID = Atomic<UInt>(0)
+    private let confined = Confined()
+    private let name: String
+
+    private enum LoopState { case running, stopping, stopped }
+
+    /// Loop-thread state.
+    private final class Confined {
+        var handlers: [Int32: Registration] = [:]
+        var nextGeneration: UInt32 = 1
+        var timers = TimerHeap()
+    }
+
+    private struct Registration {
+        let generation: UInt32
+        var interest: UInt32
+        let handler: (UInt32) -> Void
+    }
+
+    /// The loop shared by sessions that do not bring their own; started on first use.
+    public static let shared: EventLoop = {
+        // safe: failing to create an epoll instance at start-up leaves nothing to fall back on.
+        try! EventLoop(name: "sesame-shared")
+    }()
+
+    /// Starts a loop on a new thread.
+    /// - Throws: ``SesameError/Code/ioError`` when epoll or eventfd cannot be created.
+    public init(name: String = "sesame-loop") throws {
+        self.name = name
+        epollFD = CSesameShims_epoll_create()
+        guard epollFD >= 0 else { throw SesameError(.ioError, "epoll_create1: \(String(cString: strerror(errno)))") }
+        wakeFD = CSesameShims_eventfd()
+        guard wakeFD >= 0 else {
+            close(epollFD)
+            throw SesameError(.ioError, "eventfd: \(String(cString: strerror(errno)))")
+        }
+        _ = CSesameShims_epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, CSesameShims_EPOLLIN(), UInt64(UInt32.max))
+        let box = Unmanaged.passRetained(self)
+        let created = pthread_create(
+            &thread, nil,
+            { raw in
+                let loop = Unmanaged<EventLoop>.fromOpaque(raw!).takeRetainedValue()  // safe: passed below
+                loop.run()
+                return nil
+            }, box.toOpaque())
+        guard created == 0 else {
+            box.release()
+            close(epollFD)
+            close(wakeFD)
+            throw SesameError(.ioError, "pthread_create: \(String(cString: strerror(created)))")
+        }
+    }
+
+    deinit {
+        close(epollFD)
+        close(wakeFD)
+    }
+
+    /// True when called on this loop's thread.
+    public var inEventLoop: Bool { loopThreadID.load(ordering: .acquiring) == UInt(pthread_self()) }
+
+    /// Runs `work` on the loop thread, after work posted earlier.
+    /// - Returns: `false` when the loop has shut down and `work` will not run.
+    @discardableResult
+    public func execute(_ work: @escaping @Sendable () -> Void) -> Bool {
+        let accepted = state.withLock { state -> Bool in
+            guard case .running = state else { return false }
+            jobs.withLock { $0.append(work) }
+            return true
+        }
+        if accepted {
+            var one: UInt64 = 1
+            _ = write(wakeFD, &one, 8)
+        }
+        return accepted
+    }
+
+    /// Stops the loop after the work already posted, and waits for its thread to end.
+    /// Must not be called on the loop thread.
+    public func shutdown() {
+        precondition(!inEventLoop, "EventLoop.shutdown() called on its own thread")
+        let first = state.withLock { state -> Bool in
+            guard case .running = state else { return false }
+            state = .stopping
+            return true
+        }
+        guard first else { return }
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
+        pthread_join(thread, nil)
+    }
+
+    // MARK: - Loop-confined API
+
+    /// Watches `fd` for `interest` (EPOLLIN/EPOLLOUT bits); `handler` gets the ready events.
+    func register(fd: Int32, interest: UInt32, handler: @escaping (UInt32) -> Void) throws {
+        assert(inEventLoop)
+        let generation = confined.nextGeneration
+        confined.nextGeneration &+= 1
+        let data = (UInt64(generation) << 32) | UInt64(UInt32(bitPattern: fd))
+        guard CSesameShims_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, interest, data) == 0 else {
+            throw SesameError(.ioError, "epoll_ctl(ADD): \(String(cString: strerror(errno)))")
+        }
+        confined.handlers[fd] = Registration(generation: generation, interest: interest, handler: handler)
+    }
+
+    /// Changes what `fd` is watched for; 0 watches nothing (errors are still reported).
+    func setInterest(fd: Int32, _ interest: UInt32) {
+        assert(inEventLoop)
+        guard var registration = confined.handlers[fd], registration.interest != interest else { return }
+        registration.interest = interest
+        confined.handlers[fd] = registration
+        let data = (UInt64(registration.generation) << 32) | UInt64(UInt32(bitPattern: fd))
+        _ = CSesameShims_epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, interest, data)
+    }
+
+    /// Stops watching `fd`. Call before closing it.
+    func deregister(fd: Int32) {
+        assert(inEventLoop)
+        guard confined.handlers.removeValue(forKey: fd) != nil else { return }
+        _ = CSesameShims_epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, 0, 0)
+    }
+
+    /// Runs `work` on the loop after `delay`, unless cancelled first.
+    func scheduleTimer(after delay: Duration, _ work: @escaping () -> Void) -> TimerHandle {
+        assert(inEventLoop)
+        return confined.timers.schedule(at: ContinuousClock.now + delay, work)
+    }
+
+    /// Cancels a timer that has not fired; harmless otherwise.
+    func cancelTimer(_ handle: TimerHandle) {
+        assert(inEventLoop)
+        confined.timers.cancel(handle)
+    }
+
+    // MARK: - The loop
+
+    private func run() {
+        loopThreadID.store(UInt(pthread_self()), ordering: .releasing)
+        var events = [UInt32](repeating: 0, count: 64)
+        var datas = [UInt64](repeating: 0, count: 64)
+        while true {
+            let timeout = confined.timers.millisecondsUntilNext(now: ContinuousClock.now)
+            let count = CSesameShims_epoll_wait(epollFD, &events, &datas, 64, timeout)
+            if count < 0 && errno != EINTR { break }
+            for index in 0..<max(0, Int(count)) {
+                let data = datas[index]
+                if data == UInt64(UInt32.max) {
+                    var value: UInt64 = 0
+                    _ = read(wakeFD, &value, 8)
+                    continue
+                }
+                let fd = Int32(bitPattern: UInt32(truncatingIfNeeded: data))
+                let generation = UInt32(truncatingIfNeeded: data >> 32)
+                // A handler earlier in this batch may have closed the descriptor (and another
+                // registration may reuse the number): deliver only to the registration the event is for.
+                guard let registration = confined.handlers[fd], registration.generation == generation else { continue }
+                registration.handler(events[index])
+            }
+            // Taken off the heap first, then run: a timer's work may schedule or cancel timers.
+            for work in confined.timers.takeDue(now: ContinuousClock.now) { work() }
+            let pending = jobs.withLock { jobs -> [@Sendable () -> Void] in
+                let taken = jobs
+                jobs.removeAll(keepingCapacity: true)
+                return taken
+            }
+            for job in pending { job() }
+            let stopping = state.withLock { state -> Bool in
+                if case .stopping = state { return true }
+                return false
+            }
+            if stopping && jobs.withLock({ $0.isEmpty }) { break }
+        }
+        state.withLock { $0 = .stopped }
+        // Work posted while stopping never runs; drop it so captured resources are released.
+        jobs.withLock { $0.removeAll() }
+        confined.handlers.removeAll()
+        confined.timers = TimerHeap()
+    }
+}
+
+/// Identifies a scheduled timer.
+struct TimerHandle: Hashable, Sendable {
+    let id: UInt64
+}
+
+/// A min-heap of deadlines; cancelled entries are skipped when they reach the top.
+struct TimerHeap {
+    private struct Entry {
+        let deadline: ContinuousClock.Instant
+        let id: UInt64
+        let work: () -> Void
+    }
+
+    private var heap: [Entry] = []
+    private var live: Set<UInt64> = []
+    private var nextID: UInt64 = 1
+
+    mutating func schedule(at deadline: ContinuousClock.Instant, _ work: @escaping () -> Void) -> TimerHandle {
+        let id = nextID
+        nextID += 1
+        heap.append(Entry(deadline: deadline, id: id, work: work))
+        live.insert(id)
+        siftUp(heap.count - 1)
+        return TimerHandle(id: id)
+    }
+
+    mutating func cancel(_ handle: TimerHandle) { live.remove(handle.id) }
+
+    /// -1 (wait forever) when nothing is scheduled.
+    mutating func millisecondsUntilNext(now: ContinuousClock.Instant) -> Int32 {
+        dropCancelled()
+        guard let first = heap.first else { return -1 }
+        if first.deadline <= now { return 0 }
+        let remaining = now.duration(to: first.deadline)
+        let (seconds, attoseconds) = remaining.components
+        let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        return Int32(clamping: milliseconds)
+    }
+
+    mutating func takeDue(now: ContinuousClock.Instant) -> [() -> Void] {
+        var due: [() -> Void] = []
+        while true {
+            dropCancelled()
+            guard let first = heap.first, first.deadline <= now else { return due }
+            popFirst()
+            live.remove(first.id)
+            due.append(first.work)
+        }
+    }
+
+    private mutating func dropCancelled() {
+        while let first = heap.first, !live.contains(first.id) { popFirst() }
+    }
+
+    private mutating func popFirst() {
+        heap.swapAt(0, heap.count - 1)
+        heap.removeLast()
+        if !heap.isEmpty { siftDown(0) }
+    }
+
+    private mutating func siftUp(_ index: Int) {
+        var child = index
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard heap[child].deadline < heap[parent].deadline else { return }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    private mutating func siftDown(_ index: Int) {
+        var parent = index
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var smallest = parent
+            if left < heap.count, heap[left].deadline < heap[smallest].deadline { smallest = left }
+            if right < heap.count, heap[right].deadline < heap[smallest].deadline { smallest = right }
+            if smallest == parent { return }
+            heap.swapAt(parent, smallest)
+            parent = smallest
+        }
+    }
+}

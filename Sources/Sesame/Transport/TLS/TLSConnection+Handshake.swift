@@ -1,0 +1,192 @@
+import Foundation
+internal import COpenSSL
+internal import CSesameShims
+
+extension TLSConnection {
+    // MARK: Called from the C trampolines (inside SSL calls on the loop)
+
+    func verifyCallback(chain: @autoclosure () -> [Certificate]) -> TLSHandshakeStateMachine.VerifyAnswer {
+        machine.verifyCallback(chain: chain())
+    }
+
+    func clientCertificateCallback(
+        issuers: @autoclosure () -> [DistinguishedName]
+    ) -> TLSHandshakeStateMachine.ClientCertificateAnswer {
+        machine.clientCertificateCallback(issuers: issuers())
+    }
+
+    /// A new session to resume later. Kept only when resumption is on, the server was trusted, and
+    /// no client certificate was involved. Returns whether the reference was taken.
+    func sessionArrived(_ session: OpaquePointer) -> Bool {
+        guard configuration.sessionResumption, !machine.clientCertificateRequested,
+            case .decided(true) = machine.trust
+        else { return false }
+        context.sessions.store(TLSSessionBox(takingOwnership: session), for: sessionKey)
+        return true
+    }
+
+    // MARK: Driving the handshake
+
+    func driveHandshake() {
+        guard phase == .handshaking, let ssl else { return }
+        OpenSSLErrorStack.clear()
+        let result = SSL_connect(ssl)
+        flushOutbound()
+        guard phase == .handshaking else { return }  // the flush may have failed the connection
+        let step: TLSHandshakeStateMachine.Step
+        if result == 1 {
+            step = machine.handshakeFinished(resumed: SSL_session_reused(ssl) == 1, storedChain: storedPeerChain(ssl))
+        } else {
+            let code = SSL_get_error(ssl, result)
+            switch code {
+            case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
+                step = .waitForNetwork
+            case SSL_ERROR_WANT_RETRY_VERIFY:
+                step = machine.wantsRetryVerify()
+            case SSL_ERROR_WANT_X509_LOOKUP:
+                step = machine.wantsClientIdentity()
+            default:
+                fail(mapTLSError(code, OpenSSLErrorStack.drain(), during: "handshake"))
+                return
+            }
+        }
+        perform(step)
+    }
+
+    private func perform(_ step: TLSHandshakeStateMachine.Step) {
+        switch step {
+        case .waitForNetwork:
+            if socketEOF {
+                fail(SesameError(.connectionClosed, "\(host):\(port) closed the connection during the TLS handshake"))
+            }
+        case .waitForDecision:
+            break
+        case .askTrust(let resumed):
+            askTrust(resumed: resumed)
+        case .askIdentity:
+            askIdentity()
+        case .established:
+            established()
+        case .rejected:
+            fail(trustRejectedError())
+        }
+    }
+
+    private func askTrust(resumed: Bool) {
+        let request = ServerTrustRequest(
+            host: host, port: port, peerChain: machine.peerChain, isResumedSession: resumed,
+            trustRoots: configuration.trustRoots)
+        guard let hook = hooks.serverTrust else {
+            // Default handling needs no suspension: evaluate right here on the loop.
+            let evaluation = request.evaluateWithDefaultPolicy()
+            trustDecided(evaluation.isTrusted, evaluation: evaluation)
+            return
+        }
+        suspendForDecision()
+        let loop = self.loop
+        Task {
+            let accepted = await hook(request)
+            loop.execute { self.trustDecided(accepted, evaluation: nil) }
+        }
+    }
+
+    private func askIdentity() {
+        guard let hook = hooks.clientCertificate else {
+            identityDecided(nil)
+            return
+        }
+        let request = ClientCertificateRequest(host: host, port: port, acceptableIssuers: machine.acceptableIssuers)
+        suspendForDecision()
+        let loop = self.loop
+        Task {
+            let identity = await hook(request)
+            loop.execute { self.identityDecided(identity) }
+        }
+    }
+
+    /// Stops polling the socket and stops the handshake clock while a delegate decides.
+    private func suspendForDecision() {
+        awaitingDecision = true
+        cancelHandshakeTimer()
+        updateInterest()
+    }
+
+    private func resumeAfterDecision() {
+        if awaitingDecision {
+            awaitingDecision = false
+            armHandshakeTimer()
+        }
+        driveHandshake()
+        updateInterest()
+    }
+
+    func trustDecided(_ accepted: Bool, evaluation: TrustEvaluationResult?) {
+        guard phase == .handshaking else { return }
+        machine.trustDecided(accepted)
+        lastEvaluation = evaluation
+        resumeAfterDecision()
+    }
+
+    func identityDecided(_ identity: Identity?) {
+        guard phase == .handshaking, let ssl else { return }
+        if let identity {
+            // Installed here, outside the callback, so the chain lands in the identity's key slot;
+            // the retried callback then hands OpenSSL the same certificate and key.
+            OpenSSLErrorStack.clear()
+            guard SSL_use_certificate(ssl, identity.certificate.box.pointer) == 1,
+                SSL_use_PrivateKey(ssl, identity.privateKey.pointer) == 1
+            else {
+                fail(SesameError(.clientCertificateRejected, "the client identity could not be used (\(OpenSSLErrorStack.drain()))"))
+                return
+            }
+            for intermediate in identity.intermediates {
+                _ = CSesameShims_SSL_add1_chain_cert(ssl, intermediate.box.pointer)
+            }
+        }
+        machine.identityDecided(identity)
+        resumeAfterDecision()
+    }
+
+    private func established() {
+        guard let ssl else { return }
+        cancelHandshakeTimer()
+        phase = .established
+        var alpn: UnsafePointer<UInt8>? = nil
+        var alpnLength: UInt32 = 0
+        SSL_get0_alpn_selected(ssl, &alpn, &alpnLength)
+        let applicationProtocol = alpn.map { String(decoding: UnsafeBufferPointer(start: $0, count: Int(alpnLength)), as: UTF8.self) }
+        let cipher = SSL_get_current_cipher(ssl).flatMap { SSL_CIPHER_standard_name($0) }.map { String(cString: $0) } ?? "unknown"
+        publish(
+            TLSConnectionInfo(
+                protocolVersion: String(cString: SSL_get_version(ssl)), cipherSuite: cipher,
+                applicationProtocol: applicationProtocol, peerChain: machine.peerChain,
+                isSessionReused: SSL_session_reused(ssl) == 1, clientCertificate: machine.sentIdentity?.certificate,
+                remoteAddress: remoteAddress?.description ?? "unknown"))
+        if let continuation = connectContinuation {
+            connectContinuation = nil
+            continuation.resume()
+        }
+    }
+
+    /// The chain stored with the (resumed) session, leaf first.
+    private func storedPeerChain(_ ssl: OpaquePointer) -> [Certificate] {
+        var chain: [Certificate] = []
+        if let stack = SSL_get_peer_cert_chain(ssl) {
+            for index in 0..<CSesameShims_sk_X509_num(stack) {
+                if let x509 = CSesameShims_sk_X509_value(stack, index) {
+                    chain.append(Certificate(box: X509Box(borrowing: x509)))
+                }
+            }
+        }
+        if chain.isEmpty, let leaf = SSL_get1_peer_certificate(ssl) {
+            chain.append(Certificate(box: X509Box(takingOwnership: leaf)))
+        }
+        return chain
+    }
+
+    func trustRejectedError() -> SesameError {
+        let reasons = lastEvaluation.map { $0.failures.map(\.description).joined(separator: "; ") } ?? ""
+        let detail = reasons.isEmpty ? "the trust decision rejected the server's certificate" : reasons
+        return SesameError(.serverTrustRejected, "\(host):\(port): \(detail)")
+    }
+}

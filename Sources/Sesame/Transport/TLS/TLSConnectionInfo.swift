@@ -1,0 +1,22 @@
+/// What a completed handshake agreed on.
+public struct TLSConnectionInfo: Sendable, CustomStringConvertible {
+    /// "TLSv1.2" or "TLSv1.3".
+    public let protocolVersion: String
+    /// The cipher suite's standard name.
+    public let cipherSuite: String
+    /// The ALPN protocol the server chose, if any.
+    public let applicationProtocol: String?
+    /// The server's chain, leaf first.
+    public let peerChain: [Certificate]
+    /// True when the session was resumed.
+    public let isSessionReused: Bool
+    /// The client certificate sent, if any.
+    public let clientCertificate: Certificate?
+    /// "127.0.0.1:443" or "[::1]:443".
+    public let remoteAddress: String
+
+    public var description: String {
+        "\(protocolVersion) \(cipherSuite)\(applicationProtocol.map { " ALPN \($0)" } ?? "")"
+            + (isSessionReused ? " (resumed)" : "")
+    }
+}
