@@ -63,6 +63,10 @@ public final class LocalTLSServer: Sendable {
         public var applicationBytesReceived = 0
         /// Request heads received.
         public var requestHeads: [String] = []
+        /// The server name (SNI) the client sent, if any.
+        public var serverName: String?
+        /// True when the client ended the connection with a TLS close_notify.
+        public var clientSentCloseNotify = false
         /// Whether the connection has ended.
         public var finished = false
     }
@@ -83,7 +87,11 @@ public final class LocalTLSServer: Sendable {
     }
 
     /// Starts listening at once.
+    ///
+    /// - Note: ignores `SIGPIPE` for the process: OpenSSL writes to sockets with plain `write`, and a
+    ///   client that goes away must not kill the test process.
     public init(_ configuration: Configuration) throws {
+        signal(SIGPIPE, SIG_IGN)
         self.configuration = configuration
         context = try ServerContext(configuration)
         let family = configuration.useIPv6 ? AF_INET6 : AF_INET
@@ -207,7 +215,9 @@ public final class LocalTLSServer: Sendable {
         let selected = alpn.map { String(decoding: UnsafeBufferPointer(start: $0, count: Int(alpnLength)), as: UTF8.self) }
         let version = String(cString: SSL_get_version(ssl))
         let reused = SSL_session_reused(ssl) == 1
+        let serverName = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name).map { String(cString: $0) }
         update(index) {
+            $0.serverName = serverName
             $0.handshakeCompleted = true
             $0.protocolVersion = version
             $0.sessionReused = reused
@@ -219,8 +229,13 @@ public final class LocalTLSServer: Sendable {
         while true {
             let count = buffer.withUnsafeMutableBytes { SSL_read(ssl, $0.baseAddress, Int32($0.count)) }
             if count <= 0 {
-                let reason = SSL_get_error(ssl, count) == SSL_ERROR_ZERO_RETURN ? nil : TestingError("read").description
-                if let reason, pending.isEmpty == false { update(index) { $0.handshakeError = $0.handshakeError ?? reason } }
+                if SSL_get_error(ssl, count) == SSL_ERROR_ZERO_RETURN {
+                    update(index) { $0.clientSentCloseNotify = true }
+                } else {
+                    // TLS 1.3: a client-certificate failure surfaces on the server's first read.
+                    let reason = TestingError("read").description
+                    update(index) { $0.handshakeError = $0.handshakeError ?? reason }
+                }
                 break
             }
             update(index) { $0.applicationBytesReceived += Int(count) }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Sesame
@@ -13,7 +14,8 @@ import SesameTesting
         let tlsServer = try LocalTLSServer(server)
         defer { tlsServer.shutdown() }
 
-        let connection = try await TLSConnection.connect(host: "localhost", port: tlsServer.port, configuration: trustingTestRoot())
+        let connection = try await TLSConnection.connect(
+            host: "localhost", port: tlsServer.port, configuration: trustingTestRoot())
         let body = try await exchange(connection)
         await connection.close()
 
@@ -21,5 +23,302 @@ import SesameTesting
         #expect(connection.info.protocolVersion == version.description)
         #expect(connection.info.peerChain.first?.subject.commonName == "localhost")
         #expect(connection.info.peerChain.count == 2)
+        let record = try #require(await tlsServer.finishedConnections(atLeast: 1).first)
+        #expect(record.serverName == "localhost")
+        #expect(record.clientSentCloseNotify)
+    }
+
+    @Test func applicationProtocolIsNegotiated() async throws {
+        var server = LocalTLSServer.Configuration(identity: try sharedPKI.leaf())
+        server.applicationProtocols = ["http/1.1"]
+        let tlsServer = try LocalTLSServer(server)
+        defer { tlsServer.shutdown() }
+        var configuration = trustingTestRoot()
+        configuration.applicationProtocols = ["h2", "http/1.1"]
+        let connection = try await TLSConnection.connect(host: "localhost", port: tlsServer.port, configuration: configuration)
+        await connection.close()
+        #expect(connection.info.applicationProtocol == "http/1.1")
+    }
+
+    @Test func minimumVersionAboveTheServersMaximumFails() async throws {
+        var server = LocalTLSServer.Configuration(identity: try sharedPKI.leaf())
+        server.maximumVersion = .tls12
+        let tlsServer = try LocalTLSServer(server)
+        defer { tlsServer.shutdown() }
+        var configuration = trustingTestRoot()
+        configuration.minimumVersion = .tls13
+        await #expect(throws: SesameError(.tlsHandshakeFailed, "")) {
+            _ = try await TLSConnection.connect(host: "localhost", port: tlsServer.port, configuration: configuration)
+        }
+    }
+
+    @Test func ipLiteralsConnectWithoutServerNameAndMatchIPSANs() async throws {
+        let tlsServer = try LocalTLSServer(.init(identity: try sharedPKI.leaf()))
+        defer { tlsServer.shutdown() }
+        let connection = try await TLSConnection.connect(host: "127.0.0.1", port: tlsServer.port, configuration: trustingTestRoot())
+        _ = try await exchange(connection)
+        await connection.close()
+        let record = try #require(await tlsServer.finishedConnections(atLeast: 1).first)
+        #expect(record.serverName == nil)
+    }
+
+    @Test(arguments: ["::1", "[::1]"])
+    func ipv6LoopbackWorks(host: String) async throws {
+        var server = LocalTLSServer.Configuration(identity: try sharedPKI.leaf())
+        server.useIPv6 = true
+        let tlsServer = try LocalTLSServer(server)
+        defer { tlsServer.shutdown() }
+        let connection = try await TLSConnection.connect(host: host, port: tlsServer.port, configuration: trustingTestRoot())
+        let body = try await exchange(connection)
+        await connection.close()
+        #expect(body.hasPrefix("hello"))
+        #expect(connection.info.remoteAddress.hasPrefix("[::1]:"))
+    }
+
+    @Test func defaultHandlingRejectsAnUntrustedChainBeforeAnyApplicationByte() async throws {
+        let tlsServer = try LocalTLSServer(.init(identity: try sharedPKI.untrustedLeaf()))
+        defer { tlsServer.shutdown() }
+        let error = await #expect(throws: SesameError.self) {
+            _ = try await TLSConnection.connect(host: "localhost", port: tlsServer.port, configuration: trustingTestRoot())
+        }
+        #expect(error?.code == .serverTrustRejected)
+        #expect(error?.detail.contains("untrusted root") == true)
+        let record = try #require(await tlsServer.finishedConnections(atLeast: 1).first)
+        #expect(record.applicationBytesReceived == 0)
+        #expect(!record.handshakeCompleted)
+    }
+
+    @Test(arguments: [
+        ("expired", "expired"), ("not yet valid", "not yet valid"), ("wrong host", "hostname mismatch"),
+        ("self-signed", "self-signed"),
+    ])
+    func defaultHandlingNamesTheReason(leafKind: String, expected: String) async throws {
+        let leaf: TestIssuedCertificate
+        switch leafKind {
+        case "expired": leaf = try sharedPKI.expiredLeaf()
+        case "not yet valid": leaf = try sharedPKI.notYetValidLeaf()
+        case "wrong host": leaf = try sharedPKI.wrongHostLeaf()
+        default: leaf = try sharedPKI.selfSignedLeaf()
+        }
+        let tlsServer = try LocalTLSServer(.init(identity: leaf))
+        defer { tlsServer.shutdown() }
+        let error = await #expect(throws: SesameError.self) {
+            _ = try await TLSConnection.connect(host: "localhost", port: tlsServer.port, configuration: trustingTestRoot())
+        }
+        #expect(error?.code == .serverTrustRejected)
+        #expect(error?.detail.contains(expected) == true, "\(String(describing: error))")
+    }
+
+    @Test func delegateRejectionFailsTheConnectionAndTheServerGetsNoData() async throws {
+        let tlsServer = try LocalTLSServer(.init(identity: try sharedPKI.leaf()))
+        defer { tlsServer.shutdown() }
+        let seen = Recorder<ServerTrustRequest>()
+        let hooks = TLSHandshakeHooks(serverTrust: { request in
+            seen.append(request)
+            return false
+        })
+        let error = await #expect(throws: SesameError.self) {
+            _ = try await TLSConnection.connect(host: "localhost", port: tlsServer.port, configuration: trustingTestRoot(), hooks: hooks)
+        }
+        #expect(error?.code == .serverTrustRejected)
+        #expect(seen.all.count == 1)
+        #expect(seen.all.first?.peerChain.first?.subject.commonName == "localhost")
+        #expect(seen.all.first?.evaluateWithDefaultPolicy().isTrusted == true)
+        let record = try #require(await tlsServer.finishedConnections(atLeast: 1).first)
+        #expect(record.applicationBytesReceived == 0)
+        #expect(record.requestHeads.isEmpty)
+    }
+
+    @Test func delegateCanAcceptAChainDefaultHandlingWouldReject() async throws {
+        let selfSigned = try sharedPKI.selfSignedLeaf()
+        let tlsServer = try LocalTLSServer(.init(identity: selfSigned))
+        defer { tlsServer.shutdown() }
+        // The seeds' "compare with the bundled certificate" flow.
+        let bundled = selfSigned.certificate
+        let hooks = TLSHandshakeHooks(serverTrust: { request in request.peerChain.first == bundled })
+        let connection = try await TLSConnection.connect(host: "localhost", port: tlsServer.port, hooks: hooks)
+        let body = try await exchange(connection)
+        await connection.close()
+        #expect(body.hasPrefix("hello"))
+    }
+
+    @Test func aSlowDecisionHoldsOnlyItsOwnHandshake() async throws {
+        let loop = try EventLoop(name: "slow-decision")
+        defer { loop.shutdown() }
+        let tlsServer = try LocalTLSServer(.init(identity: try sharedPKI.leaf()))
+        defer { tlsServer.shutdown() }
+        let gate = Gate()
+        let events = Recorder<String>()
+        let slowHooks = TLSHandshakeHooks(serverTrust: { request in
+            events.append("slow asked")
+            await gate.wait()
+            events.append("slow answered")
+            return request.evaluateWithDefaultPolicy().isTrusted
+        })
+        let slow = Task {
+            let connection = try await TLSConnection.connect(
+                host: "localhost", port: tlsServer.port, configuration: trustingTestRoot(), hooks: slowHooks, on: loop)
+            events.append("slow connected")
+            let body = try await exchange(connection)
+            await connection.close()
+            return body
+        }
+        while !events.all.contains("slow asked") { try await Task.sleep(for: .milliseconds(5)) }
+
+        let fast = try await TLSConnection.connect(
+            host: "localhost", port: tlsServer.port, configuration: trustingTestRoot(), on: loop)
+        let fastBody = try await exchange(fast)
+        await fast.close()
+        events.append("fast done")
+
+        // The waiting handshake costs no CPU: the loop does not wake while it is held for a second.
+        let wakeUpsBefore = loop.wakeUpCount
+        let clock = ContinuousClock()
+        let started = clock.now
+        try await Task.sleep(for: .seconds(1))
+        let wakeUpsWhileHeld = loop.wakeUpCount - wakeUpsBefore
+        gate.open()
+        let slowBody = try await slow.value
+
+        #expect(fastBody.hasPrefix("hello"))
+        #expect(slowBody.hasPrefix("hello"))
+        #expect(events.all == ["slow asked", "fast done", "slow answered", "slow connected"])
+        #expect(clock.now - started >= .seconds(1))
+        #expect(wakeUpsWhileHeld <= 2)
+    }
+
+    @Test func cancellingAConnectWhileTheDecisionIsPendingFailsWithCancelled() async throws {
+        let tlsServer = try LocalTLSServer(.init(identity: try sharedPKI.leaf()))
+        defer { tlsServer.shutdown() }
+        let asked = Gate()
+        let never = Gate()
+        let hooks = TLSHandshakeHooks(serverTrust: { _ in
+            asked.open()
+            await never.wait()
+            return true
+        })
+        let task = Task {
+            try await TLSConnection.connect(host: "localhost", port: tlsServer.port, configuration: trustingTestRoot(), hooks: hooks)
+        }
+        await asked.wait()
+        task.cancel()
+        let error = await #expect(throws: SesameError.self) { _ = try await task.value }
+        #expect(error?.code == .cancelled)
+        never.open()
+    }
+
+    @Test func aServerThatNeverSpeaksTLSTimesOut() async throws {
+        let silent = try SilentTCPServer()
+        defer { silent.stop() }
+        var configuration = trustingTestRoot()
+        configuration.handshakeTimeout = .milliseconds(300)
+        let error = await #expect(throws: SesameError.self) {
+            _ = try await TLSConnection.connect(host: "127.0.0.1", port: silent.port, configuration: configuration)
+        }
+        #expect(error?.code == .timeout)
+    }
+
+    @Test func aRefusedPortIsAConnectError() async throws {
+        let port = try SilentTCPServer.unusedPort()
+        let error = await #expect(throws: SesameError.self) {
+            _ = try await TLSConnection.connect(host: "127.0.0.1", port: port, configuration: trustingTestRoot())
+        }
+        #expect(error?.code == .connectFailed)
+        #expect(error?.detail.contains("refused") == true)
+    }
+
+    @Test func anUnknownHostIsANameResolutionError() async throws {
+        let error = await #expect(throws: SesameError.self) {
+            _ = try await TLSConnection.connect(host: "no-such-host.invalid", port: 443)
+        }
+        #expect(error?.code == .nameResolutionFailed)
+    }
+
+    @Test func largeBodiesArriveCompleteThroughSmallReads() async throws {
+        let payload = String(repeating: "0123456789abcdef", count: 65_536)  // 1 MiB
+        var server = LocalTLSServer.Configuration(identity: try sharedPKI.leaf())
+        server.respond = { _ in payload }
+        let tlsServer = try LocalTLSServer(server)
+        defer { tlsServer.shutdown() }
+        let connection = try await TLSConnection.connect(host: "localhost", port: tlsServer.port, configuration: trustingTestRoot())
+        try await connection.write(Array("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8))
+        var received = 0
+        var head = true
+        while received < payload.utf8.count {
+            let chunk = try await connection.read(maxLength: 1000)
+            #expect(!chunk.isEmpty)
+            if chunk.isEmpty { break }
+            if head, let end = String(decoding: chunk, as: UTF8.self).range(of: "\r\n\r\n") {
+                received += String(decoding: chunk, as: UTF8.self)[end.upperBound...].utf8.count
+                head = false
+            } else {
+                received += chunk.count
+            }
+        }
+        await connection.close()
+        #expect(received == payload.utf8.count)
+    }
+}
+
+/// A one-shot signal for tests.
+final class Gate: Sendable {
+    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func open() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.open = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let resumeNow = state.withLock { state -> Bool in
+                if state.open { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+}
+
+/// A TCP listener that accepts and never writes.
+final class SilentTCPServer: Sendable {
+    let port: Int
+    private let fd: Int32
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(fd, 16) == 0 else { throw SesameError(.ioError, "bind") }
+        self.fd = fd
+        port = Self.localPort(fd)
+    }
+
+    func stop() { close(fd) }
+
+    static func localPort(_ fd: Int32) -> Int {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// A loopback port nothing listens on (bound, then released).
+    static func unusedPort() throws -> Int {
+        let server = try SilentTCPServer()
+        let port = server.port
+        server.stop()
+        return port
     }
 }

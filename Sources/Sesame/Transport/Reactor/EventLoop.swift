@@ -18,6 +18,7 @@ public final class EventLoop: @unchecked Sendable {
     private let state = Mutex<LoopState>(.running)
     private var thread = pthread_t()
     private let loopThreadID = Atomic<UInt>(0)
+    private let wakeUps = Atomic<Int>(0)
     private let confined = Confined()
     private let name: String
 
@@ -74,6 +75,9 @@ public final class EventLoop: @unchecked Sendable {
         close(epollFD)
         close(wakeFD)
     }
+
+    /// How many times the loop has woken from `epoll_wait` (for tests showing an idle loop stays idle).
+    var wakeUpCount: Int { wakeUps.load(ordering: .relaxed) }
 
     /// True when called on this loop's thread.
     public var inEventLoop: Bool { loopThreadID.load(ordering: .acquiring) == UInt(pthread_self()) }
@@ -161,6 +165,7 @@ public final class EventLoop: @unchecked Sendable {
         while true {
             let timeout = confined.timers.millisecondsUntilNext(now: ContinuousClock.now)
             let count = CSesameShims_epoll_wait(epollFD, &events, &datas, 64, timeout)
+            wakeUps.add(1, ordering: .relaxed)
             if count < 0 && errno != EINTR { break }
             for index in 0..<max(0, Int(count)) {
                 let data = datas[index]

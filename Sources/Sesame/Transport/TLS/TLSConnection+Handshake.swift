@@ -57,7 +57,7 @@ extension TLSConnection {
         switch step {
         case .waitForNetwork:
             if socketEOF {
-                fail(SesameError(.connectionClosed, "\(host):\(port) closed the connection during the TLS handshake"))
+                fail(socketError ?? SesameError(.connectionClosed, "\(host):\(port) closed the connection during the TLS handshake"))
             }
         case .waitForDecision:
             break

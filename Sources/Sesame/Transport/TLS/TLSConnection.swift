@@ -41,6 +41,8 @@ public final class TLSConnection: @unchecked Sendable {
     var handshakeTimer: TimerHandle?
     var awaitingDecision = false
     var socketEOF = false
+    /// Set when the socket failed; reported once OpenSSL has looked at what arrived before it.
+    var socketError: SesameError?
     var registered = false
     var failure: SesameError?
     var lastEvaluation: TrustEvaluationResult?
@@ -247,8 +249,39 @@ public final class TLSConnection: @unchecked Sendable {
         case .endOfFile:
             socketEOF = true
         case .failed(let code):
-            fail(SesameError(code == ECONNRESET ? .connectionReset : .ioError, "\(host):\(port): \(errnoText(code))"))
+            // Not failed yet: what arrived before the reset (often an alert) explains it better.
+            socketEOF = true
+            socketError = SesameError(code == ECONNRESET ? .connectionReset : .ioError, "\(host):\(port): \(errnoText(code))")
         }
+    }
+
+    /// Fails with the reason the peer gave (an alert it sent before closing), else with `fallback`.
+    func failExplained(_ fallback: SesameError) {
+        guard phase != .closed else { return }
+        while !socketEOF, phase != .closed {
+            let before = BIO_ctrl_pending(readBIO)
+            readFromSocket()
+            if BIO_ctrl_pending(readBIO) == before { break }
+        }
+        socketEOF = true
+        if socketError == nil { socketError = fallback }
+        if phase == .handshaking {
+            driveHandshake()  // fails with the alert's reason, or with `socketError`
+            return
+        }
+        if let ssl, phase == .established {
+            OpenSSLErrorStack.clear()
+            var byte: UInt8 = 0
+            let result = SSL_peek(ssl, &byte, 1)
+            if result <= 0, SSL_get_error(ssl, result) == SSL_ERROR_SSL {
+                let stack = OpenSSLErrorStack.drain()
+                if !stack.entries.isEmpty {
+                    fail(mapTLSError(SSL_ERROR_SSL, stack, during: "read"))
+                    return
+                }
+            }
+        }
+        fail(fallback)
     }
 
     /// Moves the state forward after bytes arrived or a decision came back.
@@ -311,7 +344,10 @@ public final class TLSConnection: @unchecked Sendable {
             case .wouldBlock: return
             case .endOfFile: return
             case .failed(let code):
-                fail(SesameError(code == EPIPE || code == ECONNRESET ? .connectionReset : .ioError, "\(host):\(port): \(errnoText(code))"))
+                outbound.removeAll()
+                outboundOffset = 0
+                failExplained(
+                    SesameError(code == EPIPE || code == ECONNRESET ? .connectionReset : .ioError, "\(host):\(port): \(errnoText(code))"))
                 return
             }
         }
@@ -376,7 +412,13 @@ public final class TLSConnection: @unchecked Sendable {
         let code = SSL_get_error(ssl, count)
         switch code {
         case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
-            if socketEOF { endOfStream(closeNotify: false) }
+            if socketEOF {
+                if let socketError {
+                    fail(socketError)
+                } else {
+                    endOfStream(closeNotify: false)
+                }
+            }
         case SSL_ERROR_ZERO_RETURN:
             endOfStream(closeNotify: true)
         default:
