@@ -140,7 +140,8 @@ public final class TestPKI: Sendable {
         X509_set_pubkey(x509, key.pointer)
         guard let name = X509_NAME_new() else { throw TestingError("X509_NAME_new") }
         defer { X509_NAME_free(name) }
-        for component in subject.split(separator: ",") {
+        // The subject is written as RFC 2253 prints it (most specific first); DER order is the reverse.
+        for component in subject.split(separator: ",").reversed() {
             let parts = component.split(separator: "=", maxSplits: 1).map(String.init)
             guard parts.count == 2 else { continue }
             guard X509_NAME_add_entry_by_txt(name, parts[0], MBSTRING_UTF8, parts[1], -1, -1, 0) == 1 else {
