@@ -322,3 +322,40 @@ final class SilentTCPServer: Sendable {
         return port
     }
 }
+
+@Suite struct ConnectTimeoutTests {
+    /// A listener whose accept queue is full drops further SYNs, so a connect to it never completes.
+    @Test func aConnectThatNeverCompletesTimesOut() async throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        listen(fd, 0)
+        let port = SilentTCPServer.localPort(fd)
+        // Fill the accept queue with connections nobody accepts.
+        var fillers: [Int32] = []
+        defer { fillers.forEach { close($0) } }
+        for _ in 0..<4 {
+            let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            var target = sockaddr_in()
+            target.sin_family = sa_family_t(AF_INET)
+            target.sin_port = in_port_t(UInt16(port).bigEndian)
+            target.sin_addr.s_addr = inet_addr("127.0.0.1")
+            _ = withUnsafePointer(to: &target) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            fillers.append(client)
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        var configuration = trustingTestRoot()
+        configuration.connectTimeout = .milliseconds(300)
+        let error = await #expect(throws: SesameError.self) {
+            _ = try await TLSConnection.connect(host: "127.0.0.1", port: port, configuration: configuration)
+        }
+        #expect(error?.code == .connectTimeout)
+    }
+}

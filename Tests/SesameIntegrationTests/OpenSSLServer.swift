@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+
+@testable import Sesame
+import SesameTesting
+
+/// `openssl s_server` on loopback, started and stopped by a test, with its log kept for assertions.
+final class OpenSSLServer: Sendable {
+    let port: Int
+    let logPath: String
+    private let process: ChildProcess
+
+    enum Version: String, Sendable {
+        case tls12 = "-tls1_2"
+        case tls13 = "-tls1_3"
+    }
+
+    /// Starts `openssl s_server -www` with a leaf from `pki`; `requireClientCertificate` adds
+    /// `-Verify 1 -CAfile <client CA>`.
+    init(pki: TestPKI, version: Version, requireClientCertificate: Bool) async throws {
+        guard let openssl = ["/usr/bin/openssl", "/usr/local/bin/openssl"].first(where: FileManager.default.isExecutableFile(atPath:)) else {
+            throw SesameError(.fileUnreadable, "openssl is not installed: the README test command installs the Debian package 'openssl'")
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-s_server-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let leaf = try pki.leaf()
+        let (certificate, key) = try leaf.write(to: directory, name: "server")
+        // s_server sends only the first certificate of -cert; the intermediate goes in -cert_chain.
+        let chain = directory.appendingPathComponent("chain.pem").path
+        try Data(leaf.intermediates.map(\.pemEncoded).joined().utf8).write(to: URL(fileURLWithPath: chain))
+        let clientCA = directory.appendingPathComponent("client-ca.pem").path
+        try Data(pki.clientCA.certificatePEM.utf8).write(to: URL(fileURLWithPath: clientCA))
+        logPath = directory.appendingPathComponent("s_server.log").path
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+
+        var lastError: (any Error)? = nil
+        for _ in 0..<5 {
+            let port = Self.freePort()
+            var arguments = [
+                "s_server", "-accept", "127.0.0.1:\(port)", "-cert", certificate, "-key", key, "-cert_chain", chain, "-www", version.rawValue,
+                "-naccept", "64",
+            ]
+            // Without -verify_return_error s_server logs a bad client certificate and carries on.
+            if requireClientCertificate { arguments += ["-Verify", "1", "-verify_return_error", "-CAfile", clientCA] }
+            let process = try ChildProcess(
+                executable: openssl, arguments: arguments,
+                environment: ["OPENSSL_CONF": "/dev/null", "PATH": "/usr/bin:/bin"], logPath: logPath)
+            if await Self.waitUntilListening(port: port, process: process) {
+                self.port = port
+                self.process = process
+                return
+            }
+            process.stop()
+            lastError = SesameError(.connectFailed, "openssl s_server did not start on port \(port): \(Self.read(logPath))")
+        }
+        throw lastError ?? SesameError(.connectFailed, "openssl s_server did not start")
+    }
+
+    var log: String { Self.read(logPath) }
+
+    func stop() { process.stop() }
+
+    private static func read(_ path: String) -> String {
+        (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+    }
+
+    private static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Polls with a plain TCP connect (s_server logs and ignores a connection that sends nothing).
+    private static func waitUntilListening(port: Int, process: ChildProcess) async -> Bool {
+        for _ in 0..<200 {
+            guard process.isRunning else { return false }
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let result = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            close(fd)
+            if result == 0 { return true }
+            try? await Task.sleep(for: .milliseconds(25))
+        }
+        return false
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import Testing
+
+@testable import Sesame
+import SesameTesting
+
+/// The TLS client against `openssl s_server` on loopback: TLS 1.2-only and 1.3-only, with and
+/// without `-Verify` (required client certificates).
+@Suite(.serialized) struct OpenSSLServerInteropTests {
+    static let pki: TestPKI = {
+        try! TestPKI()  // safe: nothing can be tested without it
+    }()
+
+    var configuration: TLSConfiguration {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.trustRoots = .anchors([Self.pki.root.certificate])
+        return configuration
+    }
+
+    /// `s_server -www` answers an HTTP/1.0 request with a status page and closes.
+    func fetchStatusPage(_ connection: TLSConnection) async throws -> String {
+        try await connection.write(Array("GET / HTTP/1.0\r\n\r\n".utf8))
+        var received: [UInt8] = []
+        while true {
+            let chunk = try await connection.read()
+            if chunk.isEmpty { break }
+            received += chunk
+        }
+        return String(decoding: received, as: UTF8.self)
+    }
+
+    @Test(arguments: [OpenSSLServer.Version.tls12, .tls13])
+    func aSuspendedTrustDecisionCompletesAgainstSServer(version: OpenSSLServer.Version) async throws {
+        let server = try await OpenSSLServer(pki: Self.pki, version: version, requireClientCertificate: false)
+        defer { server.stop() }
+        let hooks = TLSHandshakeHooks(serverTrust: { request in
+            try? await Task.sleep(for: .milliseconds(200))
+            return request.evaluateWithDefaultPolicy().isTrusted
+        })
+        let connection = try await TLSConnection.connect(
+            host: "localhost", port: server.port, configuration: configuration, hooks: hooks)
+        let page = try await fetchStatusPage(connection)
+        await connection.close()
+        #expect(page.hasPrefix("HTTP/1.0 200 ok"))
+        #expect(connection.info.protocolVersion == (version == .tls12 ? "TLSv1.2" : "TLSv1.3"))
+    }
+
+    @Test(arguments: [OpenSSLServer.Version.tls12, .tls13])
+    func aClientCertificateSatisfiesVerify(version: OpenSSLServer.Version) async throws {
+        let server = try await OpenSSLServer(pki: Self.pki, version: version, requireClientCertificate: true)
+        defer { server.stop() }
+        let identity = try Self.pki.clientCertificate(commonName: "interop-client").identity()
+        let requests = Recorder<ClientCertificateRequest>()
+        let hooks = TLSHandshakeHooks(clientCertificate: { request in
+            requests.append(request)
+            return identity
+        })
+        let connection = try await TLSConnection.connect(
+            host: "localhost", port: server.port, configuration: configuration, hooks: hooks)
+        let page = try await fetchStatusPage(connection)
+        await connection.close()
+        #expect(page.hasPrefix("HTTP/1.0 200 ok"))
+        #expect(requests.all.first?.acceptableIssuers == [Self.pki.clientCA.certificate.subject])
+        #expect(server.log.contains("CN = interop-client"), "\(server.log)")
+    }
+
+    @Test(arguments: [OpenSSLServer.Version.tls12, .tls13])
+    func noClientCertificateIsTheRequiredError(version: OpenSSLServer.Version) async throws {
+        let server = try await OpenSSLServer(pki: Self.pki, version: version, requireClientCertificate: true)
+        defer { server.stop() }
+        let error = await #expect(throws: SesameError.self) {
+            let connection = try await TLSConnection.connect(host: "localhost", port: server.port, configuration: configuration)
+            _ = try await fetchStatusPage(connection)
+        }
+        #expect(error?.code == .clientCertificateRequired, "\(String(describing: error))")
+    }
+
+    @Test func anUntrustedClientCertificateIsTheRejectedError() async throws {
+        let server = try await OpenSSLServer(pki: Self.pki, version: .tls12, requireClientCertificate: true)
+        defer { server.stop() }
+        let rogue = try Self.pki.clientCertificate(commonName: "rogue", issuer: Self.pki.untrustedRoot).identity()
+        let error = await #expect(throws: SesameError.self) {
+            _ = try await TLSConnection.connect(
+                host: "localhost", port: server.port, configuration: configuration,
+                hooks: TLSHandshakeHooks(clientCertificate: { _ in rogue }))
+        }
+        #expect(error?.code == .clientCertificateRejected, "\(String(describing: error))")
+    }
+}
+
+/// Thread-safe collection of values seen by hooks.
+final class Recorder<Value: Sendable>: Sendable {
+    private let values = Mutex<[Value]>([])
+    func append(_ value: Value) { values.withLock { $0.append(value) } }
+    var all: [Value] { values.withLock { $0 } }
+}
+
+import Synchronization
