@@ -1,8 +1,8 @@
+internal import COpenSSL
+internal import CSesameShims
 import Foundation
 import Sesame
 import Synchronization
-internal import COpenSSL
-internal import CSesameShims
 
 /// A TLS server on `127.0.0.1` (or `::1`) with an ephemeral port, for tests: OpenSSL on the server
 /// side, one thread per connection, optional or required client certificates, and a record of what
@@ -106,14 +106,18 @@ public final class LocalTLSServer: Sendable {
             address.sin6_family = sa_family_t(AF_INET6)
             address.sin6_addr = in6addr_loopback
             bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                }
             }
         } else {
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_addr.s_addr = inet_addr("127.0.0.1")
             bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
         }
         guard bound == 0, listen(fd, 128) == 0 else {
@@ -212,7 +216,9 @@ public final class LocalTLSServer: Sendable {
         var alpn: UnsafePointer<UInt8>? = nil
         var alpnLength: UInt32 = 0
         SSL_get0_alpn_selected(ssl, &alpn, &alpnLength)
-        let selected = alpn.map { String(decoding: UnsafeBufferPointer(start: $0, count: Int(alpnLength)), as: UTF8.self) }
+        let selected = alpn.map {
+            String(decoding: UnsafeBufferPointer(start: $0, count: Int(alpnLength)), as: UTF8.self)
+        }
         let version = String(cString: SSL_get_version(ssl))
         let reused = SSL_session_reused(ssl) == 1
         let serverName = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name).map { String(cString: $0) }
@@ -316,7 +322,10 @@ final class ServerContext: @unchecked Sendable {
                     var cursor = 0
                     while cursor < Int(inputLength) {
                         let length = Int(input[cursor])
-                        let name = String(decoding: UnsafeBufferPointer(start: input + cursor + 1, count: length), as: UTF8.self)
+                        let name = String(
+                            decoding: UnsafeBufferPointer(start: input + cursor + 1, count: length),
+                            as: UTF8.self
+                        )
                         if preference.names.contains(name) {
                             out.pointee = input + cursor + 1
                             outLength.pointee = UInt8(length)
@@ -325,7 +334,9 @@ final class ServerContext: @unchecked Sendable {
                         cursor += 1 + length
                     }
                     return SSL_TLSEXT_ERR_NOACK
-                }, Unmanaged.passUnretained(box).toOpaque())
+                },
+                Unmanaged.passUnretained(box).toOpaque()
+            )
         }
     }
 

@@ -1,6 +1,6 @@
-import Foundation
 internal import COpenSSL
 internal import CSesameShims
+import Foundation
 
 /// Owns an `EVP_PKEY` built by the test PKI. Immutable after creation.
 final class OwnedKey: @unchecked Sendable {
@@ -22,7 +22,14 @@ final class OwnedKey: @unchecked Sendable {
         defer { BIO_free(bio) }
         password.withCString { pass in
             _ = PEM_write_bio_PKCS8PrivateKey(
-                bio, pointer, EVP_aes_256_cbc(), pass, Int32(strlen(pass)), nil, nil)
+                bio,
+                pointer,
+                EVP_aes_256_cbc(),
+                pass,
+                Int32(strlen(pass)),
+                nil,
+                nil
+            )
         }
         return bioString(bio)
     }

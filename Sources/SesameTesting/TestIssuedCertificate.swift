@@ -1,7 +1,7 @@
-import Foundation
-import Sesame
 internal import COpenSSL
 internal import CSesameShims
+import Foundation
+import Sesame
 
 /// A certificate made by ``TestPKI`` together with its private key and the intermediates above it.
 public final class TestIssuedCertificate: Sendable {
@@ -51,8 +51,17 @@ public final class TestIssuedCertificate: Sendable {
         let tripleDES = NID_pbe_WithSHA1And3_Key_TripleDES_CBC
         guard
             let p12 = PKCS12_create(
-                password, friendlyName, key.pointer, x509.pointer, stack, legacy ? tripleDES : 0,
-                legacy ? tripleDES : 0, legacy ? 2048 : 0, legacy ? 1 : 0, 0)
+                password,
+                friendlyName,
+                key.pointer,
+                x509.pointer,
+                stack,
+                legacy ? tripleDES : 0,
+                legacy ? tripleDES : 0,
+                legacy ? 2048 : 0,
+                legacy ? 1 : 0,
+                0
+            )
         else { throw TestingError("PKCS12_create") }
         defer { PKCS12_free(p12) }
         if legacy {

@@ -1,7 +1,7 @@
-import Foundation
-import Sesame
 internal import COpenSSL
 internal import CSesameShims
+import Foundation
+import Sesame
 
 /// A test public-key infrastructure generated at run time: a root CA, an intermediate CA, server
 /// leaves for every trust outcome, a client CA with client certificates, and PKCS#12 export.
@@ -35,17 +35,37 @@ public final class TestPKI: Sendable {
         self.now = now
         let day: TimeInterval = 86_400
         root = try Self.issue(
-            subject: "CN=Sesame Test Root CA,O=Sesame Test", key: .ecdsaP256, issuer: nil, profile: .rootCA,
-            notBefore: now - day, notAfter: now + 3650 * day)
+            subject: "CN=Sesame Test Root CA,O=Sesame Test",
+            key: .ecdsaP256,
+            issuer: nil,
+            profile: .rootCA,
+            notBefore: now - day,
+            notAfter: now + 3650 * day
+        )
         intermediate = try Self.issue(
-            subject: "CN=Sesame Test Intermediate CA,O=Sesame Test", key: .ecdsaP256, issuer: root,
-            profile: .intermediateCA, notBefore: now - day, notAfter: now + 1825 * day)
+            subject: "CN=Sesame Test Intermediate CA,O=Sesame Test",
+            key: .ecdsaP256,
+            issuer: root,
+            profile: .intermediateCA,
+            notBefore: now - day,
+            notAfter: now + 1825 * day
+        )
         clientCA = try Self.issue(
-            subject: "CN=Sesame Test Client CA,O=Sesame Test", key: .ecdsaP256, issuer: nil, profile: .rootCA,
-            notBefore: now - day, notAfter: now + 3650 * day)
+            subject: "CN=Sesame Test Client CA,O=Sesame Test",
+            key: .ecdsaP256,
+            issuer: nil,
+            profile: .rootCA,
+            notBefore: now - day,
+            notAfter: now + 3650 * day
+        )
         untrustedRoot = try Self.issue(
-            subject: "CN=Sesame Untrusted Root CA,O=Nobody", key: .ecdsaP256, issuer: nil, profile: .rootCA,
-            notBefore: now - day, notAfter: now + 3650 * day)
+            subject: "CN=Sesame Untrusted Root CA,O=Nobody",
+            key: .ecdsaP256,
+            issuer: nil,
+            profile: .rootCA,
+            notBefore: now - day,
+            notAfter: now + 3650 * day
+        )
     }
 
     /// A server leaf issued by ``intermediate``.
@@ -57,14 +77,21 @@ public final class TestPKI: Sendable {
     ///   - validFrom: start of validity (default: a day before ``now``).
     ///   - validUntil: end of validity (default: 398 days after ``now``).
     public func leaf(
-        commonName: String = "localhost", dnsNames: [String] = ["localhost"],
-        ipAddresses: [String] = ["127.0.0.1", "::1"], key: KeyType = .ecdsaP256, validFrom: Date? = nil,
+        commonName: String = "localhost",
+        dnsNames: [String] = ["localhost"],
+        ipAddresses: [String] = ["127.0.0.1", "::1"],
+        key: KeyType = .ecdsaP256,
+        validFrom: Date? = nil,
         validUntil: Date? = nil
     ) throws -> TestIssuedCertificate {
         try Self.issue(
-            subject: "CN=\(commonName),O=Sesame Test", key: key, issuer: intermediate,
+            subject: "CN=\(commonName),O=Sesame Test",
+            key: key,
+            issuer: intermediate,
             profile: .serverLeaf(dnsNames: dnsNames, ipAddresses: ipAddresses),
-            notBefore: validFrom ?? now - 86_400, notAfter: validUntil ?? now + 398 * 86_400)
+            notBefore: validFrom ?? now - 86_400,
+            notAfter: validUntil ?? now + 398 * 86_400
+        )
     }
 
     /// A localhost leaf whose validity ended 30 days before ``now``.
@@ -85,26 +112,41 @@ public final class TestPKI: Sendable {
     /// A self-signed localhost certificate (not a CA).
     public func selfSignedLeaf(key: KeyType = .ecdsaP256) throws -> TestIssuedCertificate {
         try Self.issue(
-            subject: "CN=localhost,O=Sesame Self-Signed", key: key, issuer: nil,
+            subject: "CN=localhost,O=Sesame Self-Signed",
+            key: key,
+            issuer: nil,
             profile: .serverLeaf(dnsNames: ["localhost"], ipAddresses: ["127.0.0.1", "::1"]),
-            notBefore: now - 86_400, notAfter: now + 398 * 86_400)
+            notBefore: now - 86_400,
+            notAfter: now + 398 * 86_400
+        )
     }
 
     /// A localhost leaf issued directly by ``untrustedRoot``.
     public func untrustedLeaf() throws -> TestIssuedCertificate {
         try Self.issue(
-            subject: "CN=localhost,O=Nobody", key: .ecdsaP256, issuer: untrustedRoot,
+            subject: "CN=localhost,O=Nobody",
+            key: .ecdsaP256,
+            issuer: untrustedRoot,
             profile: .serverLeaf(dnsNames: ["localhost"], ipAddresses: ["127.0.0.1", "::1"]),
-            notBefore: now - 86_400, notAfter: now + 398 * 86_400)
+            notBefore: now - 86_400,
+            notAfter: now + 398 * 86_400
+        )
     }
 
     /// A client certificate (EKU clientAuth) issued by ``clientCA``, or by another issuer.
     public func clientCertificate(
-        commonName: String = "sesame-client", key: KeyType = .ecdsaP256, issuer: TestIssuedCertificate? = nil
+        commonName: String = "sesame-client",
+        key: KeyType = .ecdsaP256,
+        issuer: TestIssuedCertificate? = nil
     ) throws -> TestIssuedCertificate {
         try Self.issue(
-            subject: "CN=\(commonName),OU=Clients,O=Sesame Test", key: key, issuer: issuer ?? clientCA,
-            profile: .clientLeaf, notBefore: now - 86_400, notAfter: now + 398 * 86_400)
+            subject: "CN=\(commonName),OU=Clients,O=Sesame Test",
+            key: key,
+            issuer: issuer ?? clientCA,
+            profile: .clientLeaf,
+            notBefore: now - 86_400,
+            notAfter: now + 398 * 86_400
+        )
     }
 
     /// The key algorithms the PKI can generate.
@@ -121,7 +163,11 @@ public final class TestPKI: Sendable {
     }
 
     static func issue(
-        subject: String, key keyType: KeyType, issuer: TestIssuedCertificate?, profile: Profile, notBefore: Date,
+        subject: String,
+        key keyType: KeyType,
+        issuer: TestIssuedCertificate?,
+        profile: Profile,
+        notBefore: Date,
         notAfter: Date
     ) throws -> TestIssuedCertificate {
         let key = try generateKey(keyType)
@@ -163,7 +209,8 @@ public final class TestPKI: Sendable {
             ]
         case .serverLeaf(let dnsNames, let ipAddresses):
             extensions = [
-                (NID_basic_constraints, "critical,CA:FALSE"), (NID_key_usage, "critical,digitalSignature,keyEncipherment"),
+                (NID_basic_constraints, "critical,CA:FALSE"),
+                (NID_key_usage, "critical,digitalSignature,keyEncipherment"),
                 (NID_ext_key_usage, "serverAuth"),
             ]
             let sans = dnsNames.map { "DNS:\($0)" } + ipAddresses.map { "IP:\($0)" }
@@ -193,7 +240,11 @@ public final class TestPKI: Sendable {
         // The intermediates a server sends with this certificate: every issuer above it but the root.
         let intermediates = issuer.map { ([$0] + $0.issuerChain).filter { !$0.isRoot } } ?? []
         return try TestIssuedCertificate(
-            x509: owned, key: key, issuerChain: intermediates, isRoot: issuer == nil && profile.isCA)
+            x509: owned,
+            key: key,
+            issuerChain: intermediates,
+            isRoot: issuer == nil && profile.isCA
+        )
     }
 
     static func generateKey(_ type: KeyType) throws -> OwnedKey {

@@ -12,7 +12,8 @@ case nil, "--help", "-h", "help":
         """
         usage: sesame --version      print the Sesame and OpenSSL versions
                sesame --help         this text
-        """)
+        """
+    )
 default:
     FileHandle.standardError.write(Data("sesame: unknown command '\(arguments.first!)'; see sesame --help\n".utf8))
     exit(2)

@@ -17,8 +17,8 @@ final class ChildProcess: Sendable {
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
+            for argument in argv { free(argument) }
+            for variable in envp { free(variable) }
         }
         // The test runner's threads block signals, and a child inherits the mask: reset it, or
         // SIGTERM never reaches the child.
@@ -37,7 +37,10 @@ final class ChildProcess: Sendable {
         var pid = pid_t()
         let status = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
         guard status == 0 else {
-            throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "posix_spawn \(executable): \(String(cString: strerror(status)))"])
+            throw CocoaError(
+                .fileReadUnknown,
+                userInfo: [NSLocalizedDescriptionKey: "posix_spawn \(executable): \(String(cString: strerror(status)))"]
+            )
         }
         self.pid = pid
     }

@@ -1,8 +1,8 @@
 import Foundation
+import SesameTesting
 import Testing
 
 @testable import Sesame
-import SesameTesting
 
 /// `openssl s_server` on loopback, started and stopped by a test, with its log kept for assertions.
 final class OpenSSLServer: Sendable {
@@ -18,10 +18,19 @@ final class OpenSSLServer: Sendable {
     /// Starts `openssl s_server -www` with a leaf from `pki`; `requireClientCertificate` adds
     /// `-Verify 1 -CAfile <client CA>`.
     init(pki: TestPKI, version: Version, requireClientCertificate: Bool) async throws {
-        guard let openssl = ["/usr/bin/openssl", "/usr/local/bin/openssl"].first(where: FileManager.default.isExecutableFile(atPath:)) else {
-            throw SesameError(.fileUnreadable, "openssl is not installed: the README test command installs the Debian package 'openssl'")
+        guard
+            let openssl = ["/usr/bin/openssl", "/usr/local/bin/openssl"].first(
+                where: FileManager.default.isExecutableFile(atPath:)
+            )
+        else {
+            throw SesameError(
+                .fileUnreadable,
+                "openssl is not installed: the README test command installs the Debian package 'openssl'"
+            )
         }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-s_server-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "sesame-s_server-\(UUID().uuidString)"
+        )
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let leaf = try pki.leaf()
         let (certificate, key) = try leaf.write(to: directory, name: "server")
@@ -37,21 +46,28 @@ final class OpenSSLServer: Sendable {
         for _ in 0..<5 {
             let port = Self.freePort()
             var arguments = [
-                "s_server", "-accept", "127.0.0.1:\(port)", "-cert", certificate, "-key", key, "-cert_chain", chain, "-www", version.rawValue,
+                "s_server", "-accept", "127.0.0.1:\(port)", "-cert", certificate, "-key", key, "-cert_chain", chain,
+                "-www", version.rawValue,
                 "-naccept", "64",
             ]
             // Without -verify_return_error s_server logs a bad client certificate and carries on.
             if requireClientCertificate { arguments += ["-Verify", "1", "-verify_return_error", "-CAfile", clientCA] }
             let process = try ChildProcess(
-                executable: openssl, arguments: arguments,
-                environment: ["OPENSSL_CONF": "/dev/null", "PATH": "/usr/bin:/bin"], logPath: logPath)
+                executable: openssl,
+                arguments: arguments,
+                environment: ["OPENSSL_CONF": "/dev/null", "PATH": "/usr/bin:/bin"],
+                logPath: logPath
+            )
             if await Self.waitUntilListening(port: port, process: process) {
                 self.port = port
                 self.process = process
                 return
             }
             process.stop()
-            lastError = SesameError(.connectFailed, "openssl s_server did not start on port \(port): \(Self.read(logPath))")
+            lastError = SesameError(
+                .connectFailed,
+                "openssl s_server did not start on port \(port): \(Self.read(logPath))"
+            )
         }
         throw lastError ?? SesameError(.connectFailed, "openssl s_server did not start")
     }
@@ -71,7 +87,9 @@ final class OpenSSLServer: Sendable {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) {
@@ -90,7 +108,9 @@ final class OpenSSLServer: Sendable {
             address.sin_port = in_port_t(UInt16(port).bigEndian)
             address.sin_addr.s_addr = inet_addr("127.0.0.1")
             let result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
             close(fd)
             if result == 0 { return true }

@@ -1,8 +1,9 @@
 import Foundation
+import SesameTesting
+import Synchronization
 import Testing
 
 @testable import Sesame
-import SesameTesting
 
 /// The TLS client against `openssl s_server` on loopback: TLS 1.2-only and 1.3-only, with and
 /// without `-Verify` (required client certificates).
@@ -38,7 +39,11 @@ import SesameTesting
             return request.evaluateWithDefaultPolicy().isTrusted
         })
         let connection = try await TLSConnection.connect(
-            host: "localhost", port: server.port, configuration: configuration, hooks: hooks)
+            host: "localhost",
+            port: server.port,
+            configuration: configuration,
+            hooks: hooks
+        )
         let page = try await fetchStatusPage(connection)
         await connection.close()
         #expect(page.hasPrefix("HTTP/1.0 200 ok"))
@@ -56,7 +61,11 @@ import SesameTesting
             return identity
         })
         let connection = try await TLSConnection.connect(
-            host: "localhost", port: server.port, configuration: configuration, hooks: hooks)
+            host: "localhost",
+            port: server.port,
+            configuration: configuration,
+            hooks: hooks
+        )
         let page = try await fetchStatusPage(connection)
         await connection.close()
         #expect(page.hasPrefix("HTTP/1.0 200 ok"))
@@ -69,7 +78,11 @@ import SesameTesting
         let server = try await OpenSSLServer(pki: Self.pki, version: version, requireClientCertificate: true)
         defer { server.stop() }
         let error = await #expect(throws: SesameError.self) {
-            let connection = try await TLSConnection.connect(host: "localhost", port: server.port, configuration: configuration)
+            let connection = try await TLSConnection.connect(
+                host: "localhost",
+                port: server.port,
+                configuration: configuration
+            )
             _ = try await fetchStatusPage(connection)
         }
         #expect(error?.code == .clientCertificateRequired, "\(String(describing: error))")
@@ -81,8 +94,11 @@ import SesameTesting
         let rogue = try Self.pki.clientCertificate(commonName: "rogue", issuer: Self.pki.untrustedRoot).identity()
         let error = await #expect(throws: SesameError.self) {
             _ = try await TLSConnection.connect(
-                host: "localhost", port: server.port, configuration: configuration,
-                hooks: TLSHandshakeHooks(clientCertificate: { _ in rogue }))
+                host: "localhost",
+                port: server.port,
+                configuration: configuration,
+                hooks: TLSHandshakeHooks(clientCertificate: { _ in rogue })
+            )
         }
         #expect(error?.code == .clientCertificateRejected, "\(String(describing: error))")
     }
@@ -94,5 +110,3 @@ final class Recorder<Value: Sendable>: Sendable {
     func append(_ value: Value) { values.withLock { $0.append(value) } }
     var all: [Value] { values.withLock { $0 } }
 }
-
-import Synchronization

@@ -1,6 +1,6 @@
-import Foundation
 internal import COpenSSL
 internal import CSesameShims
+import Foundation
 
 /// A client identity: a certificate, the private key that belongs to it, and the intermediate
 /// certificates to send with it (the `SecIdentity` analogue).
@@ -20,7 +20,9 @@ public struct Identity: Hashable, Sendable, CustomStringConvertible {
         guard X509_check_private_key(certificate.box.pointer, privateKey.pointer) == 1 else {
             _ = OpenSSLErrorStack.drain()
             throw SesameError(
-                .keyMismatch, "\(source): the private key does not belong to the certificate \(certificate.subject)")
+                .keyMismatch,
+                "\(source): the private key does not belong to the certificate \(certificate.subject)"
+            )
         }
         self.certificate = certificate
         self.intermediates = intermediates
@@ -70,7 +72,9 @@ extension Identity {
         }
         guard let p12 = parsed else {
             throw SesameError(
-                .invalidPKCS12, "\(source): not a PKCS#12 file, or truncated (\(OpenSSLErrorStack.drain()))")
+                .invalidPKCS12,
+                "\(source): not a PKCS#12 file, or truncated (\(OpenSSLErrorStack.drain()))"
+            )
         }
         defer { PKCS12_free(p12) }
 
@@ -115,8 +119,11 @@ extension Identity {
             throw SesameError(.invalidPKCS12, "\(source): holds no private key for \(certificate.subject)")
         }
         try self.init(
-            certificate: certificate, intermediates: chain, privateKey: PrivateKeyBox(takingOwnership: key),
-            source: source)
+            certificate: certificate,
+            intermediates: chain,
+            privateKey: PrivateKeyBox(takingOwnership: key),
+            source: source
+        )
     }
 
     /// Takes ownership of a `STACK_OF(X509)` and its certificates.
@@ -147,11 +154,16 @@ extension Identity {
     ///   ``SesameError/Code/keyMismatch``; each names the file.
     public static func load(certificateFile: String, keyFile: String, password: String? = nil) throws -> Identity {
         let certificates = try Certificate.certificates(
-            fileBytes: try readFile(certificateFile), source: "'\(certificateFile)'")
+            fileBytes: try readFile(certificateFile),
+            source: "'\(certificateFile)'"
+        )
         let key = try PrivateKeyLoader.load(pem: try readFile(keyFile), password: password, source: "'\(keyFile)'")
         return try Identity(
-            certificate: certificates[0], intermediates: Array(certificates.dropFirst()), privateKey: key,
-            source: "'\(keyFile)'")
+            certificate: certificates[0],
+            intermediates: Array(certificates.dropFirst()),
+            privateKey: key,
+            source: "'\(keyFile)'"
+        )
     }
 
     /// Builds an identity from PEM texts.
@@ -159,8 +171,11 @@ extension Identity {
         let certificates = try Certificate.certificates(pemEncoded: certificatePEM)
         let key = try PrivateKeyLoader.load(pem: Array(privateKeyPEM.utf8), password: password, source: "PEM key")
         try self.init(
-            certificate: certificates[0], intermediates: Array(certificates.dropFirst()), privateKey: key,
-            source: "PEM key")
+            certificate: certificates[0],
+            intermediates: Array(certificates.dropFirst()),
+            privateKey: key,
+            source: "PEM key"
+        )
     }
 }
 
@@ -172,7 +187,8 @@ enum PrivateKeyLoader {
             throw SesameError(.invalidPrivateKey, "\(source): no PRIVATE KEY block found")
         }
         let encrypted =
-            labels.contains("ENCRYPTED PRIVATE KEY") || String(decoding: bytes, as: UTF8.self).contains("Proc-Type: 4,ENCRYPTED")
+            labels.contains("ENCRYPTED PRIVATE KEY")
+            || String(decoding: bytes, as: UTF8.self).contains("Proc-Type: 4,ENCRYPTED")
         if encrypted && password == nil {
             throw SesameError(.wrongPassword, "\(source): the private key is encrypted and no password was given")
         }
@@ -181,7 +197,8 @@ enum PrivateKeyLoader {
         // A callback that never prompts: without it OpenSSL reads a password from the terminal.
         let key: OpaquePointer? = (password ?? "").withCString { passphrase in
             PEM_read_bio_PrivateKey(
-                bio.pointer, nil,
+                bio.pointer,
+                nil,
                 { buffer, size, _, userData in
                     guard let buffer, let userData else { return -1 }
                     let source = userData.assumingMemoryBound(to: CChar.self)
@@ -190,7 +207,8 @@ enum PrivateKeyLoader {
                     memcpy(buffer, source, Int(length))
                     return length
                 },
-                UnsafeMutableRawPointer(mutating: passphrase))
+                UnsafeMutableRawPointer(mutating: passphrase)
+            )
         }
         guard let key else {
             let stack = OpenSSLErrorStack.drain()

@@ -1,6 +1,6 @@
-import Foundation
 internal import COpenSSL
 internal import CSesameShims
+import Foundation
 
 /// An X.509 certificate (the `SecCertificate` analogue).
 ///
@@ -37,7 +37,10 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
         }
         guard consumed == bytes.count else {
             X509_free(x509)
-            throw SesameError(.invalidCertificate, "\(source): \(bytes.count - consumed) bytes of trailing data after the certificate")
+            throw SesameError(
+                .invalidCertificate,
+                "\(source): \(bytes.count - consumed) bytes of trailing data after the certificate"
+            )
         }
         self.init(box: X509Box(takingOwnership: x509))
     }
@@ -82,7 +85,8 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
         guard let bio = MemoryBIO(bytes) else { throw SesameError(.invalidCertificate, "\(source): out of memory") }
         var result: [Certificate] = []
         let blocks = pemBlockLabels(bytes)
-        let expected = blocks.filter { $0 == "CERTIFICATE" || $0 == "TRUSTED CERTIFICATE" || $0 == "X509 CERTIFICATE" }.count
+        let expected = blocks.filter { $0 == "CERTIFICATE" || $0 == "TRUSTED CERTIFICATE" || $0 == "X509 CERTIFICATE" }
+            .count
         OpenSSLErrorStack.clear()
         while let x509 = PEM_read_bio_X509_AUX(bio.pointer, nil, nil, nil) {
             result.append(Certificate(box: X509Box(takingOwnership: x509)))
@@ -91,7 +95,8 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
         if result.count < expected {
             throw SesameError(
                 .invalidCertificate,
-                "\(source): certificate block \(result.count + 1) of \(expected) is damaged or truncated (\(stack))")
+                "\(source): certificate block \(result.count + 1) of \(expected) is damaged or truncated (\(stack))"
+            )
         }
         return result
     }
@@ -130,7 +135,9 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
 
     /// The serial number, as lower-case hexadecimal without leading zeros.
     public var serialNumber: String {
-        guard let serial = X509_get0_serialNumber(box.pointer), let bn = ASN1_INTEGER_to_BN(serial, nil) else { return "" }
+        guard let serial = X509_get0_serialNumber(box.pointer), let bn = ASN1_INTEGER_to_BN(serial, nil) else {
+            return ""
+        }
         defer { BN_free(bn) }
         guard let hex = BN_bn2hex(bn) else { return "" }
         defer { CSesameShims_OPENSSL_free(hex) }
@@ -177,7 +184,7 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
             var name = [CChar](repeating: 0, count: 64)
             var length = 0
             if EVP_PKEY_get_group_name(key, &name, name.count, &length) == 1 {
-                let curve = name.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }  // safe: NUL-terminated
+                let curve = stringFromCBuffer(name)
                 return "EC \(curve == "prime256v1" ? "P-256" : curve == "secp384r1" ? "P-384" : curve)"
             }
             return "EC \(bits)"
@@ -222,8 +229,10 @@ enum IPAddressText {
         if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
         if bytes.count == 16 {
             var buffer = [CChar](repeating: 0, count: 64)
-            let ok = bytes.withUnsafeBytes { inet_ntop(AF_INET6, $0.baseAddress, &buffer, socklen_t(buffer.count)) != nil }
-            if ok { return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } }  // safe: NUL-terminated
+            let ok = bytes.withUnsafeBytes {
+                inet_ntop(AF_INET6, $0.baseAddress, &buffer, socklen_t(buffer.count)) != nil
+            }
+            if ok { return stringFromCBuffer(buffer) }
         }
         return bytes.hexString(separator: ":")
     }

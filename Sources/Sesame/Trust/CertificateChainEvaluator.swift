@@ -1,6 +1,6 @@
-import Foundation
 internal import COpenSSL
 internal import CSesameShims
+import Foundation
 
 /// The result of evaluating a certificate chain.
 public struct TrustEvaluationResult: Sendable, CustomStringConvertible {
@@ -35,12 +35,18 @@ public enum CertificateChainEvaluator {
     ///   - date: the validation time; `nil` is now.
     /// - Returns: the result with every failure reason.
     public static func evaluate(
-        chain: [Certificate], roots: TrustRoots, host: String?, at date: Date? = nil
+        chain: [Certificate],
+        roots: TrustRoots,
+        host: String?,
+        at date: Date? = nil
     ) -> TrustEvaluationResult {
         guard let leaf = chain.first else {
             return TrustEvaluationResult(
-                failures: [.init(kind: .malformed, depth: 0, subject: "", openSSLCode: 0, message: "the chain is empty")],
-                verifiedChain: [])
+                failures: [
+                    .init(kind: .malformed, depth: 0, subject: "", openSSLCode: 0, message: "the chain is empty")
+                ],
+                verifiedChain: []
+            )
         }
         let store: X509StoreBox
         do {
@@ -49,12 +55,15 @@ public enum CertificateChainEvaluator {
             return TrustEvaluationResult(
                 failures: [
                     .init(kind: .untrustedRoot, depth: 0, subject: "", openSSLCode: 0, message: "\(error)")
-                ], verifiedChain: [])
+                ],
+                verifiedChain: []
+            )
         }
         guard let context = X509_STORE_CTX_new(), let untrusted = CSesameShims_sk_X509_new_null() else {
             return TrustEvaluationResult(
                 failures: [.init(kind: .other, depth: 0, subject: "", openSSLCode: 0, message: "out of memory")],
-                verifiedChain: [])
+                verifiedChain: []
+            )
         }
         defer {
             X509_STORE_CTX_free(context)
@@ -66,9 +75,15 @@ public enum CertificateChainEvaluator {
             return TrustEvaluationResult(
                 failures: [
                     .init(
-                        kind: .other, depth: 0, subject: "", openSSLCode: 0,
-                        message: "cannot start verification (\(OpenSSLErrorStack.drain()))")
-                ], verifiedChain: [])
+                        kind: .other,
+                        depth: 0,
+                        subject: "",
+                        openSSLCode: 0,
+                        message: "cannot start verification (\(OpenSSLErrorStack.drain()))"
+                    )
+                ],
+                verifiedChain: []
+            )
         }
         X509_STORE_CTX_set_purpose(context, X509_PURPOSE_SSL_SERVER)
         let parameters = X509_STORE_CTX_get0_param(context)
@@ -163,7 +178,11 @@ enum HostCheck {
             }
         }
         return TrustFailureReason(
-            kind: .hostnameMismatch, depth: 0, subject: "", openSSLCode: 0,
-            message: "'\(rawHost)' is not a usable host name or IP address")
+            kind: .hostnameMismatch,
+            depth: 0,
+            subject: "",
+            openSSLCode: 0,
+            message: "'\(rawHost)' is not a usable host name or IP address"
+        )
     }
 }

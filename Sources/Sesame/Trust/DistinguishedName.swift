@@ -1,6 +1,6 @@
-import Foundation
 internal import COpenSSL
 internal import CSesameShims
+import Foundation
 
 /// An X.500 distinguished name (a certificate's subject or issuer, or one of the CA names a
 /// server lists when it asks for a client certificate).

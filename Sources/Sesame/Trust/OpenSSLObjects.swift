@@ -92,6 +92,11 @@ func sha256Digest(_ bytes: [UInt8]) -> [UInt8] {
     return digest
 }
 
+/// The text of a NUL-terminated C buffer (the whole buffer when it has no NUL).
+func stringFromCBuffer(_ buffer: [CChar]) -> String {
+    String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
 extension Array where Element == UInt8 {
     /// Lower-case hexadecimal, optionally with a separator between bytes.
     func hexString(separator: String = "") -> String {

@@ -1,7 +1,7 @@
-import Foundation
-import Synchronization
 internal import COpenSSL
 internal import CSesameShims
+import Foundation
+import Synchronization
 
 /// The certificates a chain must lead to (the anchors).
 ///
@@ -10,56 +10,44 @@ internal import CSesameShims
 /// loaded once per process and shared by every connection (loading it per connection is what makes
 /// curl pay ~40 ms a handshake here).
 public struct TrustRoots: Hashable, Sendable, CustomStringConvertible {
-    enum Kind: Hashable, Sendable {
-        case system
-        case only([Certificate])
-        case systemAnd([Certificate])
-    }
-
-    let kind: Kind
+    /// Whether the system bundle is included.
+    public let includesSystemRoots: Bool
+    /// Anchors beyond (or instead of) the system bundle.
+    public let customAnchors: [Certificate]
 
     /// The system bundle.
-    public static let system = TrustRoots(kind: .system)
+    public static let system = TrustRoots(includesSystemRoots: true, customAnchors: [])
 
     /// Only these anchors, like `SecTrustSetAnchorCertificates` + `SecTrustSetAnchorCertificatesOnly(true)`.
     ///
     /// An anchor need not be self-signed: a chain that reaches any anchor is trusted.
-    public static func anchors(_ certificates: [Certificate]) -> TrustRoots { TrustRoots(kind: .only(certificates)) }
+    public static func anchors(_ certificates: [Certificate]) -> TrustRoots {
+        TrustRoots(includesSystemRoots: false, customAnchors: certificates)
+    }
 
     /// The system bundle plus these anchors, like `SecTrustSetAnchorCertificatesOnly(false)`.
     public static func system(adding certificates: [Certificate]) -> TrustRoots {
-        TrustRoots(kind: .systemAnd(certificates))
+        TrustRoots(includesSystemRoots: true, customAnchors: certificates)
     }
 
     public var description: String {
-        switch kind {
-        case .system: return "system roots"
-        case .only(let anchors): return "\(anchors.count) custom anchor(s) only"
-        case .systemAnd(let anchors): return "system roots + \(anchors.count) custom anchor(s)"
+        switch (includesSystemRoots, customAnchors.count) {
+        case (true, 0): return "system roots"
+        case (false, let count): return "\(count) custom anchor(s) only"
+        case (true, let count): return "system roots + \(count) custom anchor(s)"
         }
     }
 
     /// The OpenSSL store for these roots, built once per distinct value and shared.
     func store() throws -> X509StoreBox {
-        switch kind {
-        case .system:
-            return try SystemTrustStore.shared()
-        case .only(let anchors):
-            return try TrustStoreCache.shared.store(for: self) {
-                try X509StoreBox(anchors: anchors, addingSystem: false)
-            }
-        case .systemAnd(let anchors):
-            return try TrustStoreCache.shared.store(for: self) {
-                try X509StoreBox(anchors: anchors, addingSystem: true)
-            }
+        if includesSystemRoots && customAnchors.isEmpty { return try SystemTrustStore.shared() }
+        return try TrustStoreCache.shared.store(for: self) {
+            try X509StoreBox(anchors: customAnchors, addingSystem: includesSystemRoots)
         }
     }
 
-    /// Whether chains may end at an anchor that is not self-signed.
-    var allowsPartialChains: Bool {
-        if case .system = kind { return false }
-        return true
-    }
+    /// Whether chains may end at an anchor that is not self-signed (any custom anchor is trusted as is).
+    var allowsPartialChains: Bool { !customAnchors.isEmpty }
 }
 
 /// Owns an `X509_STORE`. OpenSSL stores are internally locked and safe to share once filled.
@@ -127,7 +115,9 @@ enum SystemTrustStore {
             guard X509_STORE_load_file(store, file) == 1 else {
                 X509_STORE_free(store)
                 throw SesameError(
-                    .trustStoreUnavailable, "SSL_CERT_FILE '\(file)' could not be loaded (\(OpenSSLErrorStack.drain()))")
+                    .trustStoreUnavailable,
+                    "SSL_CERT_FILE '\(file)' could not be loaded (\(OpenSSLErrorStack.drain()))"
+                )
             }
             sources.append("'\(file)'")
         }
@@ -148,7 +138,8 @@ enum SystemTrustStore {
             X509_STORE_free(store)
             throw SesameError(
                 .trustStoreUnavailable,
-                "no system trust store found (set SSL_CERT_FILE or install ca-certificates for \(debianBundle))")
+                "no system trust store found (set SSL_CERT_FILE or install ca-certificates for \(debianBundle))"
+            )
         }
         return X509StoreBox(takingOwnership: store, source: sources.joined(separator: " + "))
     }

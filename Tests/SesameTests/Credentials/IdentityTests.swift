@@ -1,8 +1,8 @@
 import Foundation
+import SesameTesting
 import Testing
 
 @testable import Sesame
-import SesameTesting
 
 @Suite struct IdentityTests {
     let pki = sharedPKI
@@ -25,7 +25,8 @@ import SesameTesting
         let (certificate, key) = try client.write(to: directory, name: "client")
         let path = directory.appendingPathComponent("client.p12").path
         try shell(
-            "openssl pkcs12 -export \(flag) -in '\(certificate)' -inkey '\(key)' -passout pass:s3cret -out '\(path)'")
+            "openssl pkcs12 -export \(flag) -in '\(certificate)' -inkey '\(key)' -passout pass:s3cret -out '\(path)'"
+        )
         let identity = try Identity.load(pkcs12File: path, password: "s3cret")
         #expect(identity.certificate == client.certificate)
         #expect(identity.intermediates == [pki.intermediate.certificate])
@@ -82,7 +83,9 @@ import SesameTesting
         #expect(wrong?.code == .wrongPassword)
         #expect(wrong?.detail.contains(keyPath) == true)
 
-        let none = #expect(throws: SesameError.self) { try Identity.load(certificateFile: certificate, keyFile: keyPath) }
+        let none = #expect(throws: SesameError.self) {
+            try Identity.load(certificateFile: certificate, keyFile: keyPath)
+        }
         #expect(none?.code == .wrongPassword)
         #expect(none?.detail.contains("no password was given") == true)
     }
@@ -101,7 +104,9 @@ import SesameTesting
         let directory = try temporaryDirectory()
         let (certificate, _) = try pki.clientCertificate(commonName: "one").write(to: directory, name: "one")
         let (_, otherKey) = try pki.clientCertificate(commonName: "two").write(to: directory, name: "two")
-        let error = #expect(throws: SesameError.self) { try Identity.load(certificateFile: certificate, keyFile: otherKey) }
+        let error = #expect(throws: SesameError.self) {
+            try Identity.load(certificateFile: certificate, keyFile: otherKey)
+        }
         #expect(error?.code == .keyMismatch)
         #expect(error?.detail.contains(otherKey) == true)
     }
@@ -115,7 +120,9 @@ import SesameTesting
         let middle = text.index(text.startIndex, offsetBy: 60)
         text.replaceSubrange(middle...text.index(middle, offsetBy: 10), with: "!!!!!!!!!!!")
         try Data(text.utf8).write(to: URL(fileURLWithPath: damaged))
-        let error = #expect(throws: SesameError.self) { try Identity.load(certificateFile: certificate, keyFile: damaged) }
+        let error = #expect(throws: SesameError.self) {
+            try Identity.load(certificateFile: certificate, keyFile: damaged)
+        }
         #expect(error?.code == .invalidPrivateKey)
         #expect(error?.detail.contains(damaged) == true)
 

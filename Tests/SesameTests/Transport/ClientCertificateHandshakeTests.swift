@@ -1,14 +1,15 @@
 import Foundation
+import SesameTesting
 import Testing
 
 @testable import Sesame
-import SesameTesting
 
 @Suite struct ClientCertificateHandshakeTests {
     static let versions: [TLSConfiguration.ProtocolVersion] = [.tls12, .tls13]
 
     func mutualTLSServer(
-        version: TLSConfiguration.ProtocolVersion, required: Bool = true
+        version: TLSConfiguration.ProtocolVersion,
+        required: Bool = true
     ) throws -> LocalTLSServer {
         var server = LocalTLSServer.Configuration(identity: try sharedPKI.leaf())
         server.minimumVersion = version
@@ -37,9 +38,14 @@ import SesameTesting
                 order.append("client certificate")
                 requests.append(request)
                 return identity
-            })
+            }
+        )
         let connection = try await TLSConnection.connect(
-            host: "localhost", port: tlsServer.port, configuration: trustingTestRoot(), hooks: hooks)
+            host: "localhost",
+            port: tlsServer.port,
+            configuration: trustingTestRoot(),
+            hooks: hooks
+        )
         let body = try await exchange(connection)
         await connection.close()
 
@@ -64,7 +70,11 @@ import SesameTesting
         #expect(identity.intermediates == [pki.intermediate.certificate])
         let hooks = TLSHandshakeHooks(clientCertificate: { _ in identity })
         let connection = try await TLSConnection.connect(
-            host: "localhost", port: tlsServer.port, configuration: trustingTestRoot(), hooks: hooks)
+            host: "localhost",
+            port: tlsServer.port,
+            configuration: trustingTestRoot(),
+            hooks: hooks
+        )
         let body = try await exchange(connection)
         await connection.close()
         #expect(body.contains("CN=bob"))
@@ -74,7 +84,11 @@ import SesameTesting
         let tlsServer = try mutualTLSServer(version: .tls12)
         defer { tlsServer.shutdown() }
         let error = await #expect(throws: SesameError.self) {
-            _ = try await TLSConnection.connect(host: "localhost", port: tlsServer.port, configuration: trustingTestRoot())
+            _ = try await TLSConnection.connect(
+                host: "localhost",
+                port: tlsServer.port,
+                configuration: trustingTestRoot()
+            )
         }
         #expect(error?.code == .clientCertificateRequired)
     }
@@ -82,7 +96,11 @@ import SesameTesting
     @Test func tls13WithoutACertificateFailsOnTheFirstRead() async throws {
         let tlsServer = try mutualTLSServer(version: .tls13)
         defer { tlsServer.shutdown() }
-        let connection = try await TLSConnection.connect(host: "localhost", port: tlsServer.port, configuration: trustingTestRoot())
+        let connection = try await TLSConnection.connect(
+            host: "localhost",
+            port: tlsServer.port,
+            configuration: trustingTestRoot()
+        )
         let error = await #expect(throws: SesameError.self) { _ = try await exchange(connection) }
         #expect(error?.code == .clientCertificateRequired)
         let record = try #require(await tlsServer.finishedConnections(atLeast: 1).first)
@@ -97,7 +115,11 @@ import SesameTesting
         let hooks = TLSHandshakeHooks(clientCertificate: { _ in rogue })
         let error = await #expect(throws: SesameError.self) {
             let connection = try await TLSConnection.connect(
-                host: "localhost", port: tlsServer.port, configuration: trustingTestRoot(), hooks: hooks)
+                host: "localhost",
+                port: tlsServer.port,
+                configuration: trustingTestRoot(),
+                hooks: hooks
+            )
             _ = try await exchange(connection)
         }
         #expect(error?.code == .clientCertificateRejected)
@@ -112,7 +134,11 @@ import SesameTesting
             return nil
         })
         let connection = try await TLSConnection.connect(
-            host: "localhost", port: tlsServer.port, configuration: trustingTestRoot(), hooks: hooks)
+            host: "localhost",
+            port: tlsServer.port,
+            configuration: trustingTestRoot(),
+            hooks: hooks
+        )
         let body = try await exchange(connection)
         await connection.close()
         #expect(asked.all.count == 1)

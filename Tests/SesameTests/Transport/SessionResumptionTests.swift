@@ -1,8 +1,8 @@
 import Foundation
+import SesameTesting
 import Testing
 
 @testable import Sesame
-import SesameTesting
 
 @Suite struct SessionResumptionTests {
     /// Each test uses its own ALPN list so that its TLS context (and session cache) is its own.
@@ -31,20 +31,32 @@ import SesameTesting
         })
 
         let first = try await TLSConnection.connect(
-            host: "localhost", port: tlsServer.port, configuration: configuration, hooks: accept)
+            host: "localhost",
+            port: tlsServer.port,
+            configuration: configuration,
+            hooks: accept
+        )
         _ = try await exchange(first)  // TLS 1.3 tickets arrive with the first read
         await first.close()
         #expect(!first.info.isSessionReused)
 
         let second = try await TLSConnection.connect(
-            host: "localhost", port: tlsServer.port, configuration: configuration, hooks: accept)
+            host: "localhost",
+            port: tlsServer.port,
+            configuration: configuration,
+            hooks: accept
+        )
         _ = try await exchange(second)
         await second.close()
         #expect(second.info.isSessionReused)
 
         let error = await #expect(throws: SesameError.self) {
             _ = try await TLSConnection.connect(
-                host: "localhost", port: tlsServer.port, configuration: configuration, hooks: reject)
+                host: "localhost",
+                port: tlsServer.port,
+                configuration: configuration,
+                hooks: reject
+            )
         }
         #expect(error?.code == .serverTrustRejected)
         #expect(requests.all.map(\.isResumedSession) == [false, true, true])
@@ -65,7 +77,11 @@ import SesameTesting
         let configuration = configuration("mtls")
         for _ in 0..<2 {
             let connection = try await TLSConnection.connect(
-                host: "localhost", port: tlsServer.port, configuration: configuration, hooks: hooks)
+                host: "localhost",
+                port: tlsServer.port,
+                configuration: configuration,
+                hooks: hooks
+            )
             _ = try await exchange(connection)
             await connection.close()
             #expect(!connection.info.isSessionReused)
@@ -78,7 +94,11 @@ import SesameTesting
         var configuration = configuration("off")
         configuration.sessionResumption = false
         for _ in 0..<2 {
-            let connection = try await TLSConnection.connect(host: "localhost", port: tlsServer.port, configuration: configuration)
+            let connection = try await TLSConnection.connect(
+                host: "localhost",
+                port: tlsServer.port,
+                configuration: configuration
+            )
             _ = try await exchange(connection)
             await connection.close()
             #expect(!connection.info.isSessionReused)

@@ -1,9 +1,9 @@
 import Foundation
+import SesameTesting
 import Synchronization
 import Testing
 
 @testable import Sesame
-import SesameTesting
 
 @Suite struct TLSConnectionTests {
     @Test(arguments: [TLSConfiguration.ProtocolVersion.tls12, .tls13])
@@ -15,7 +15,10 @@ import SesameTesting
         defer { tlsServer.shutdown() }
 
         let connection = try await TLSConnection.connect(
-            host: "localhost", port: tlsServer.port, configuration: trustingTestRoot())
+            host: "localhost",
+            port: tlsServer.port,
+            configuration: trustingTestRoot()
+        )
         let body = try await exchange(connection)
         await connection.close()
 
@@ -35,7 +38,11 @@ import SesameTesting
         defer { tlsServer.shutdown() }
         var configuration = trustingTestRoot()
         configuration.applicationProtocols = ["h2", "http/1.1"]
-        let connection = try await TLSConnection.connect(host: "localhost", port: tlsServer.port, configuration: configuration)
+        let connection = try await TLSConnection.connect(
+            host: "localhost",
+            port: tlsServer.port,
+            configuration: configuration
+        )
         await connection.close()
         #expect(connection.info.applicationProtocol == "http/1.1")
     }
@@ -55,7 +62,11 @@ import SesameTesting
     @Test func ipLiteralsConnectWithoutServerNameAndMatchIPSANs() async throws {
         let tlsServer = try LocalTLSServer(.init(identity: try sharedPKI.leaf()))
         defer { tlsServer.shutdown() }
-        let connection = try await TLSConnection.connect(host: "127.0.0.1", port: tlsServer.port, configuration: trustingTestRoot())
+        let connection = try await TLSConnection.connect(
+            host: "127.0.0.1",
+            port: tlsServer.port,
+            configuration: trustingTestRoot()
+        )
         _ = try await exchange(connection)
         await connection.close()
         let record = try #require(await tlsServer.finishedConnections(atLeast: 1).first)
@@ -68,7 +79,11 @@ import SesameTesting
         server.useIPv6 = true
         let tlsServer = try LocalTLSServer(server)
         defer { tlsServer.shutdown() }
-        let connection = try await TLSConnection.connect(host: host, port: tlsServer.port, configuration: trustingTestRoot())
+        let connection = try await TLSConnection.connect(
+            host: host,
+            port: tlsServer.port,
+            configuration: trustingTestRoot()
+        )
         let body = try await exchange(connection)
         await connection.close()
         #expect(body.hasPrefix("hello"))
@@ -79,7 +94,11 @@ import SesameTesting
         let tlsServer = try LocalTLSServer(.init(identity: try sharedPKI.untrustedLeaf()))
         defer { tlsServer.shutdown() }
         let error = await #expect(throws: SesameError.self) {
-            _ = try await TLSConnection.connect(host: "localhost", port: tlsServer.port, configuration: trustingTestRoot())
+            _ = try await TLSConnection.connect(
+                host: "localhost",
+                port: tlsServer.port,
+                configuration: trustingTestRoot()
+            )
         }
         #expect(error?.code == .serverTrustRejected)
         #expect(error?.detail.contains("untrusted root") == true)
@@ -103,7 +122,11 @@ import SesameTesting
         let tlsServer = try LocalTLSServer(.init(identity: leaf))
         defer { tlsServer.shutdown() }
         let error = await #expect(throws: SesameError.self) {
-            _ = try await TLSConnection.connect(host: "localhost", port: tlsServer.port, configuration: trustingTestRoot())
+            _ = try await TLSConnection.connect(
+                host: "localhost",
+                port: tlsServer.port,
+                configuration: trustingTestRoot()
+            )
         }
         #expect(error?.code == .serverTrustRejected)
         #expect(error?.detail.contains(expected) == true, "\(String(describing: error))")
@@ -118,7 +141,12 @@ import SesameTesting
             return false
         })
         let error = await #expect(throws: SesameError.self) {
-            _ = try await TLSConnection.connect(host: "localhost", port: tlsServer.port, configuration: trustingTestRoot(), hooks: hooks)
+            _ = try await TLSConnection.connect(
+                host: "localhost",
+                port: tlsServer.port,
+                configuration: trustingTestRoot(),
+                hooks: hooks
+            )
         }
         #expect(error?.code == .serverTrustRejected)
         #expect(seen.all.count == 1)
@@ -157,7 +185,12 @@ import SesameTesting
         })
         let slow = Task {
             let connection = try await TLSConnection.connect(
-                host: "localhost", port: tlsServer.port, configuration: trustingTestRoot(), hooks: slowHooks, on: loop)
+                host: "localhost",
+                port: tlsServer.port,
+                configuration: trustingTestRoot(),
+                hooks: slowHooks,
+                on: loop
+            )
             events.append("slow connected")
             let body = try await exchange(connection)
             await connection.close()
@@ -166,7 +199,11 @@ import SesameTesting
         while !events.all.contains("slow asked") { try await Task.sleep(for: .milliseconds(5)) }
 
         let fast = try await TLSConnection.connect(
-            host: "localhost", port: tlsServer.port, configuration: trustingTestRoot(), on: loop)
+            host: "localhost",
+            port: tlsServer.port,
+            configuration: trustingTestRoot(),
+            on: loop
+        )
         let fastBody = try await exchange(fast)
         await fast.close()
         events.append("fast done")
@@ -198,7 +235,12 @@ import SesameTesting
             return true
         })
         let task = Task {
-            try await TLSConnection.connect(host: "localhost", port: tlsServer.port, configuration: trustingTestRoot(), hooks: hooks)
+            try await TLSConnection.connect(
+                host: "localhost",
+                port: tlsServer.port,
+                configuration: trustingTestRoot(),
+                hooks: hooks
+            )
         }
         await asked.wait()
         task.cancel()
@@ -240,7 +282,11 @@ import SesameTesting
         server.respond = { _ in payload }
         let tlsServer = try LocalTLSServer(server)
         defer { tlsServer.shutdown() }
-        let connection = try await TLSConnection.connect(host: "localhost", port: tlsServer.port, configuration: trustingTestRoot())
+        let connection = try await TLSConnection.connect(
+            host: "localhost",
+            port: tlsServer.port,
+            configuration: trustingTestRoot()
+        )
         try await connection.write(Array("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8))
         var received = 0
         var head = true
@@ -296,7 +342,9 @@ final class SilentTCPServer: Sendable {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, listen(fd, 16) == 0 else { throw SesameError(.ioError, "bind") }
         self.fd = fd
@@ -332,13 +380,17 @@ final class SilentTCPServer: Sendable {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         listen(fd, 0)
         let port = SilentTCPServer.localPort(fd)
         // Fill the accept queue with connections nobody accepts.
         var fillers: [Int32] = []
-        defer { fillers.forEach { close($0) } }
+        defer {
+            for filler in fillers { close(filler) }
+        }
         for _ in 0..<4 {
             let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
             var target = sockaddr_in()
@@ -346,7 +398,9 @@ final class SilentTCPServer: Sendable {
             target.sin_port = in_port_t(UInt16(port).bigEndian)
             target.sin_addr.s_addr = inet_addr("127.0.0.1")
             _ = withUnsafePointer(to: &target) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
             fillers.append(client)
         }

@@ -1,8 +1,9 @@
 import Foundation
+import SesameTesting
+import Synchronization
 import Testing
 
 @testable import Sesame
-import SesameTesting
 
 /// One PKI for the whole test process (key generation is the slow part).
 let sharedPKI: TestPKI = {
@@ -28,11 +29,12 @@ func exchange(_ connection: TLSConnection, path: String = "/") async throws -> S
         let text = String(decoding: received, as: UTF8.self)
         if let headEnd = text.range(of: "\r\n\r\n") {
             let head = text[..<headEnd.lowerBound]
-            let length = head.split(separator: "\r\n").compactMap { line -> Int? in
-                let parts = line.split(separator: ":", maxSplits: 1)
-                return parts.count == 2 && parts[0].lowercased() == "content-length"
-                    ? Int(parts[1].trimmingCharacters(in: .whitespaces)) : nil
-            }.first ?? 0
+            let length =
+                head.split(separator: "\r\n").compactMap { line -> Int? in
+                    let parts = line.split(separator: ":", maxSplits: 1)
+                    return parts.count == 2 && parts[0].lowercased() == "content-length"
+                        ? Int(parts[1].trimmingCharacters(in: .whitespaces)) : nil
+                }.first ?? 0
             if text.utf8.count - text.utf8.distance(from: text.startIndex, to: headEnd.upperBound) >= length {
                 return String(text[headEnd.upperBound...])
             }
@@ -47,5 +49,3 @@ final class Recorder<Value: Sendable>: Sendable {
     func append(_ value: Value) { values.withLock { $0.append(value) } }
     var all: [Value] { values.withLock { $0 } }
 }
-
-import Synchronization

@@ -1,8 +1,8 @@
 import Foundation
+import SesameTesting
 import Testing
 
 @testable import Sesame
-import SesameTesting
 
 @Suite struct CertificateChainEvaluatorTests {
     static let pki: TestPKI = {
@@ -12,7 +12,11 @@ import SesameTesting
     var anchors: TrustRoots { .anchors([pki.root.certificate]) }
     let at = TestPKI.referenceDate
 
-    func evaluate(_ issued: TestIssuedCertificate, host: String? = "localhost", roots: TrustRoots? = nil) -> TrustEvaluationResult {
+    func evaluate(
+        _ issued: TestIssuedCertificate,
+        host: String? = "localhost",
+        roots: TrustRoots? = nil
+    ) -> TrustEvaluationResult {
         CertificateChainEvaluator.evaluate(chain: issued.chain, roots: roots ?? anchors, host: host, at: at)
     }
 
@@ -50,9 +54,19 @@ import SesameTesting
 
     @Test func theValidationTimeIsHonoured() throws {
         let leaf = try pki.leaf()
-        let later = CertificateChainEvaluator.evaluate(chain: leaf.chain, roots: anchors, host: "localhost", at: at + 500 * 86_400)
+        let later = CertificateChainEvaluator.evaluate(
+            chain: leaf.chain,
+            roots: anchors,
+            host: "localhost",
+            at: at + 500 * 86_400
+        )
         #expect(later.contains(.expired))
-        let earlier = CertificateChainEvaluator.evaluate(chain: leaf.chain, roots: anchors, host: "localhost", at: at - 10 * 86_400)
+        let earlier = CertificateChainEvaluator.evaluate(
+            chain: leaf.chain,
+            roots: anchors,
+            host: "localhost",
+            at: at - 10 * 86_400
+        )
         #expect(earlier.contains(.notYetValid))
     }
 
@@ -76,7 +90,12 @@ import SesameTesting
 
     @Test func aMissingIntermediateIsAnUntrustedRoot() throws {
         let leaf = try pki.leaf()
-        let result = CertificateChainEvaluator.evaluate(chain: [leaf.certificate], roots: anchors, host: "localhost", at: at)
+        let result = CertificateChainEvaluator.evaluate(
+            chain: [leaf.certificate],
+            roots: anchors,
+            host: "localhost",
+            at: at
+        )
         #expect(result.contains(.untrustedRoot))
     }
 

@@ -1,8 +1,8 @@
 import Foundation
+import SesameTesting
 import Testing
 
 @testable import Sesame
-import SesameTesting
 
 @Suite struct CertificateTests {
     let pki = sharedPKI
@@ -17,8 +17,10 @@ import SesameTesting
     @Test func fieldsAreRead() throws {
         let pki = try TestPKI(now: TestPKI.referenceDate)
         let issued = try pki.leaf(
-            commonName: "api.example.test", dnsNames: ["api.example.test", "*.cdn.example.test"],
-            ipAddresses: ["192.0.2.7", "2001:db8::1"])
+            commonName: "api.example.test",
+            dnsNames: ["api.example.test", "*.cdn.example.test"],
+            ipAddresses: ["192.0.2.7", "2001:db8::1"]
+        )
         let certificate = issued.certificate
         #expect(certificate.subject.commonName == "api.example.test")
         #expect(certificate.subject.description == "CN=api.example.test,O=Sesame Test")
@@ -26,7 +28,8 @@ import SesameTesting
         #expect(
             certificate.subjectAlternativeNames.map(\.description) == [
                 "DNS:api.example.test", "DNS:*.cdn.example.test", "IP:192.0.2.7", "IP:2001:db8::1",
-            ])
+            ]
+        )
         #expect(certificate.notValidBefore == TestPKI.referenceDate - 86_400)
         #expect(certificate.notValidAfter == TestPKI.referenceDate + 398 * 86_400)
         #expect(!certificate.isCertificateAuthority)
@@ -43,11 +46,16 @@ import SesameTesting
         try Data(certificate.pemEncoded.utf8).write(to: URL(fileURLWithPath: path))
 
         let fingerprint = try shell("openssl x509 -in '\(path)' -noout -fingerprint -sha256")
-        let expectedFingerprint = fingerprint.split(separator: "=").last!.replacingOccurrences(of: ":", with: "").lowercased()
-        #expect([UInt8](certificate.sha256Fingerprint).hexString() == expectedFingerprint.trimmingCharacters(in: .whitespacesAndNewlines))
+        let expectedFingerprint = fingerprint.split(separator: "=").last!.replacingOccurrences(of: ":", with: "")
+            .lowercased()
+        #expect(
+            [UInt8](certificate.sha256Fingerprint).hexString()
+                == expectedFingerprint.trimmingCharacters(in: .whitespacesAndNewlines)
+        )
 
         let pin = try shell(
-            "openssl x509 -in '\(path)' -noout -pubkey | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64")
+            "openssl x509 -in '\(path)' -noout -pubkey | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64"
+        )
         #expect(certificate.publicKey.sha256Pin == pin.trimmingCharacters(in: .whitespacesAndNewlines))
         #expect(certificate.publicKey.algorithm == "RSA 2048")
 

@@ -1,6 +1,6 @@
+internal import CSesameShims
 import Foundation
 import Synchronization
-internal import CSesameShims
 
 /// An epoll reactor on its own thread.
 ///
@@ -57,12 +57,15 @@ public final class EventLoop: @unchecked Sendable {
         _ = CSesameShims_epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, CSesameShims_EPOLLIN(), UInt64(UInt32.max))
         let box = Unmanaged.passRetained(self)
         let created = pthread_create(
-            &thread, nil,
+            &thread,
+            nil,
             { raw in
                 let loop = Unmanaged<EventLoop>.fromOpaque(raw!).takeRetainedValue()  // safe: passed below
                 loop.run()
                 return nil
-            }, box.toOpaque())
+            },
+            box.toOpaque()
+        )
         guard created == 0 else {
             box.release()
             close(epollFD)

@@ -39,7 +39,9 @@ enum Resolver {
         var addresses: [SocketAddress] = []
         var cursor = result
         while let info = cursor {
-            if let address = info.pointee.ai_addr, let socketAddress = SocketAddress(copying: address, length: info.pointee.ai_addrlen) {
+            if let address = info.pointee.ai_addr,
+                let socketAddress = SocketAddress(copying: address, length: info.pointee.ai_addrlen)
+            {
                 addresses.append(socketAddress)
             }
             cursor = info.pointee.ai_next

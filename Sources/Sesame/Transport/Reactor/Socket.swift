@@ -9,7 +9,11 @@ final class Socket {
 
     /// A non-blocking, close-on-exec TCP socket with Nagle off.
     static func makeTCP(family: Int32) throws -> Socket {
-        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(
+            family,
+            Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue),
+            0
+        )
         guard fd >= 0 else { throw SesameError(.ioError, "socket(): \(errnoText())") }
         var one: Int32 = 1
         _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))

@@ -29,12 +29,18 @@ struct SocketAddress: Sendable, CustomStringConvertible {
         var service = [CChar](repeating: 0, count: Int(NI_MAXSERV))
         let result = withSockAddr { address, length in
             getnameinfo(
-                address, length, &host, socklen_t(host.count), &service, socklen_t(service.count),
-                NI_NUMERICHOST | NI_NUMERICSERV)
+                address,
+                length,
+                &host,
+                socklen_t(host.count),
+                &service,
+                socklen_t(service.count),
+                NI_NUMERICHOST | NI_NUMERICSERV
+            )
         }
         guard result == 0 else { return "unknown address" }
-        let hostText = host.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }  // safe: NUL-terminated
-        let serviceText = service.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }  // safe: as above
+        let hostText = stringFromCBuffer(host)
+        let serviceText = stringFromCBuffer(service)
         return family == AF_INET6 ? "[\(hostText)]:\(serviceText)" : "\(hostText):\(serviceText)"
     }
 }

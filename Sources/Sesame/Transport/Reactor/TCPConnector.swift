@@ -12,7 +12,9 @@ final class TCPConnector {
     private let host: String
 
     init(
-        loop: EventLoop, host: String, addresses: [SocketAddress],
+        loop: EventLoop,
+        host: String,
+        addresses: [SocketAddress],
         completion: @escaping (Result<(Socket, SocketAddress), SesameError>) -> Void
     ) {
         self.loop = loop

@@ -22,7 +22,7 @@ struct OpenSSLErrorStack: Sendable, CustomStringConvertible {
             if code == 0 { break }
             var buffer = [CChar](repeating: 0, count: 256)
             ERR_error_string_n(code, &buffer, buffer.count)
-            let text = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }  // safe: NUL-terminated by ERR_error_string_n
+            let text = stringFromCBuffer(buffer)
             entries.append(Entry(code: code, text: text))
         }
         return OpenSSLErrorStack(entries: entries)

@@ -36,8 +36,11 @@ public struct TLSConfiguration: Hashable, Sendable {
     /// The settings that shape an OpenSSL context (timeouts do not).
     var contextKey: ContextKey {
         ContextKey(
-            minimumVersion: minimumVersion, maximumVersion: maximumVersion,
-            applicationProtocols: applicationProtocols, trustRoots: trustRoots)
+            minimumVersion: minimumVersion,
+            maximumVersion: maximumVersion,
+            applicationProtocols: applicationProtocols,
+            trustRoots: trustRoots
+        )
     }
 
     struct ContextKey: Hashable, Sendable {

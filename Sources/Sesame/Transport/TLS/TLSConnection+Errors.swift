@@ -19,8 +19,14 @@ extension TLSConnection {
             ]
             if rejectingAlerts.contains(where: { stack.contains(library: ERR_LIB_SSL, reason: $0) }) {
                 return sent
-                    ? SesameError(.clientCertificateRejected, "\(peer): the server rejected the client certificate (\(stack))")
-                    : SesameError(.clientCertificateRequired, "\(peer): the server requires a client certificate (\(stack))")
+                    ? SesameError(
+                        .clientCertificateRejected,
+                        "\(peer): the server rejected the client certificate (\(stack))"
+                    )
+                    : SesameError(
+                        .clientCertificateRequired,
+                        "\(peer): the server requires a client certificate (\(stack))"
+                    )
             }
         }
         switch code {

@@ -1,6 +1,6 @@
-import Foundation
 internal import COpenSSL
 internal import CSesameShims
+import Foundation
 
 extension TLSConnection {
     // MARK: Called from the C trampolines (inside SSL calls on the loop)
@@ -57,7 +57,13 @@ extension TLSConnection {
         switch step {
         case .waitForNetwork:
             if socketEOF {
-                fail(socketError ?? SesameError(.connectionClosed, "\(host):\(port) closed the connection during the TLS handshake"))
+                fail(
+                    socketError
+                        ?? SesameError(
+                            .connectionClosed,
+                            "\(host):\(port) closed the connection during the TLS handshake"
+                        )
+                )
             }
         case .waitForDecision:
             break
@@ -74,8 +80,12 @@ extension TLSConnection {
 
     private func askTrust(resumed: Bool) {
         let request = ServerTrustRequest(
-            host: host, port: port, peerChain: machine.peerChain, isResumedSession: resumed,
-            trustRoots: configuration.trustRoots)
+            host: host,
+            port: port,
+            peerChain: machine.peerChain,
+            isResumedSession: resumed,
+            trustRoots: configuration.trustRoots
+        )
         guard let hook = hooks.serverTrust else {
             // Default handling needs no suspension: evaluate right here on the loop.
             let evaluation = request.evaluateWithDefaultPolicy()
@@ -136,7 +146,12 @@ extension TLSConnection {
             guard SSL_use_certificate(ssl, identity.certificate.box.pointer) == 1,
                 SSL_use_PrivateKey(ssl, identity.privateKey.pointer) == 1
             else {
-                fail(SesameError(.clientCertificateRejected, "the client identity could not be used (\(OpenSSLErrorStack.drain()))"))
+                fail(
+                    SesameError(
+                        .clientCertificateRejected,
+                        "the client identity could not be used (\(OpenSSLErrorStack.drain()))"
+                    )
+                )
                 return
             }
             for intermediate in identity.intermediates {
@@ -154,14 +169,23 @@ extension TLSConnection {
         var alpn: UnsafePointer<UInt8>? = nil
         var alpnLength: UInt32 = 0
         SSL_get0_alpn_selected(ssl, &alpn, &alpnLength)
-        let applicationProtocol = alpn.map { String(decoding: UnsafeBufferPointer(start: $0, count: Int(alpnLength)), as: UTF8.self) }
-        let cipher = SSL_get_current_cipher(ssl).flatMap { SSL_CIPHER_standard_name($0) }.map { String(cString: $0) } ?? "unknown"
+        let applicationProtocol = alpn.map {
+            String(decoding: UnsafeBufferPointer(start: $0, count: Int(alpnLength)), as: UTF8.self)
+        }
+        let cipher =
+            SSL_get_current_cipher(ssl).flatMap { SSL_CIPHER_standard_name($0) }.map { String(cString: $0) }
+            ?? "unknown"
         publish(
             TLSConnectionInfo(
-                protocolVersion: String(cString: SSL_get_version(ssl)), cipherSuite: cipher,
-                applicationProtocol: applicationProtocol, peerChain: machine.peerChain,
-                isSessionReused: SSL_session_reused(ssl) == 1, clientCertificate: machine.sentIdentity?.certificate,
-                remoteAddress: remoteAddress?.description ?? "unknown"))
+                protocolVersion: String(cString: SSL_get_version(ssl)),
+                cipherSuite: cipher,
+                applicationProtocol: applicationProtocol,
+                peerChain: machine.peerChain,
+                isSessionReused: SSL_session_reused(ssl) == 1,
+                clientCertificate: machine.sentIdentity?.certificate,
+                remoteAddress: remoteAddress?.description ?? "unknown"
+            )
+        )
         if let continuation = connectContinuation {
             connectContinuation = nil
             continuation.resume()

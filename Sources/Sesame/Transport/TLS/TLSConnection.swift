@@ -1,7 +1,7 @@
-import Foundation
-import Synchronization
 internal import COpenSSL
 internal import CSesameShims
+import Foundation
+import Synchronization
 
 /// A TLS client connection on an ``EventLoop``, whose handshake suspends for asynchronous
 /// decisions.
@@ -62,7 +62,14 @@ public final class TLSConnection: @unchecked Sendable {
         case closed
     }
 
-    init(host: String, port: Int, configuration: TLSConfiguration, hooks: TLSHandshakeHooks, context: TLSContext, loop: EventLoop) {
+    init(
+        host: String,
+        port: Int,
+        configuration: TLSConfiguration,
+        hooks: TLSHandshakeHooks,
+        context: TLSContext,
+        loop: EventLoop
+    ) {
         self.host = host
         self.port = port
         self.configuration = configuration
@@ -89,18 +96,29 @@ public final class TLSConnection: @unchecked Sendable {
     ///   ``SesameError/Code/clientCertificateRequired``, ``SesameError/Code/connectTimeout``, ...;
     ///   ``SesameError/Code/cancelled`` when the task is cancelled.
     public static func connect(
-        host: String, port: Int, configuration: TLSConfiguration = .makeClientConfiguration(),
-        hooks: TLSHandshakeHooks = .default, on loop: EventLoop = .shared
+        host: String,
+        port: Int,
+        configuration: TLSConfiguration = .makeClientConfiguration(),
+        hooks: TLSHandshakeHooks = .default,
+        on loop: EventLoop = .shared
     ) async throws -> TLSConnection {
         guard (1...65535).contains(port) else { throw SesameError(.invalidArgument, "port \(port) is out of range") }
         let addresses = try await Resolver.resolve(host: host, port: port)
         let context = try TLSContext.shared(for: configuration)
         let connection = TLSConnection(
-            host: host, port: port, configuration: configuration, hooks: hooks, context: context, loop: loop)
+            host: host,
+            port: port,
+            configuration: configuration,
+            hooks: hooks,
+            context: context,
+            loop: loop
+        )
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let posted = loop.execute { connection.start(addresses: addresses, continuation: continuation) }
-                if !posted { continuation.resume(throwing: SesameError(.eventLoopShutDown, "the event loop has shut down")) }
+                if !posted {
+                    continuation.resume(throwing: SesameError(.eventLoopShutDown, "the event loop has shut down"))
+                }
             }
         } onCancel: {
             loop.execute { connection.fail(SesameError(.cancelled, "connecting to \(host):\(port) was cancelled")) }
@@ -127,7 +145,9 @@ public final class TLSConnection: @unchecked Sendable {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
                 let posted = loop.execute { self.startRead(maxLength: maxLength, continuation: continuation) }
-                if !posted { continuation.resume(throwing: SesameError(.eventLoopShutDown, "the event loop has shut down")) }
+                if !posted {
+                    continuation.resume(throwing: SesameError(.eventLoopShutDown, "the event loop has shut down"))
+                }
             }
         } onCancel: {
             loop.execute { self.fail(SesameError(.cancelled, "a read from \(self.host):\(self.port) was cancelled")) }
@@ -140,7 +160,9 @@ public final class TLSConnection: @unchecked Sendable {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let posted = loop.execute { self.startWrite(bytes, continuation: continuation) }
-                if !posted { continuation.resume(throwing: SesameError(.eventLoopShutDown, "the event loop has shut down")) }
+                if !posted {
+                    continuation.resume(throwing: SesameError(.eventLoopShutDown, "the event loop has shut down"))
+                }
             }
         } onCancel: {
             loop.execute { self.fail(SesameError(.cancelled, "a write to \(self.host):\(self.port) was cancelled")) }
@@ -251,7 +273,10 @@ public final class TLSConnection: @unchecked Sendable {
         case .failed(let code):
             // Not failed yet: what arrived before the reset (often an alert) explains it better.
             socketEOF = true
-            socketError = SesameError(code == ECONNRESET ? .connectionReset : .ioError, "\(host):\(port): \(errnoText(code))")
+            socketError = SesameError(
+                code == ECONNRESET ? .connectionReset : .ioError,
+                "\(host):\(port): \(errnoText(code))"
+            )
         }
     }
 
@@ -290,7 +315,12 @@ public final class TLSConnection: @unchecked Sendable {
         case .handshaking:
             if awaitingDecision {
                 if socketEOF {
-                    fail(SesameError(.connectionClosed, "\(host):\(port) closed the connection while the handshake waited for a decision"))
+                    fail(
+                        SesameError(
+                            .connectionClosed,
+                            "\(host):\(port) closed the connection while the handshake waited for a decision"
+                        )
+                    )
                 }
             } else {
                 driveHandshake()
@@ -332,7 +362,8 @@ public final class TLSConnection: @unchecked Sendable {
             }
             let start = outbound.count
             outbound.append(contentsOf: repeatElement(0, count: pending))
-            let read = outbound.withUnsafeMutableBytes { BIO_read(writeBIO, $0.baseAddress! + start, Int32(pending)) }  // safe: non-empty
+            // safe: the buffer holds at least `pending` > 0 bytes, so baseAddress is not nil.
+            let read = outbound.withUnsafeMutableBytes { BIO_read(writeBIO, $0.baseAddress! + start, Int32(pending)) }
             if read < pending { outbound.removeLast(pending - max(0, Int(read))) }
         }
         while outboundOffset < outbound.count {
@@ -347,7 +378,11 @@ public final class TLSConnection: @unchecked Sendable {
                 outbound.removeAll()
                 outboundOffset = 0
                 failExplained(
-                    SesameError(code == EPIPE || code == ECONNRESET ? .connectionReset : .ioError, "\(host):\(port): \(errnoText(code))"))
+                    SesameError(
+                        code == EPIPE || code == ECONNRESET ? .connectionReset : .ioError,
+                        "\(host):\(port): \(errnoText(code))"
+                    )
+                )
                 return
             }
         }
@@ -360,14 +395,17 @@ public final class TLSConnection: @unchecked Sendable {
 
     private func startWrite(_ bytes: [UInt8], continuation: CheckedContinuation<Void, any Error>) {
         guard phase == .established, let ssl else {
-            continuation.resume(throwing: failure ?? SesameError(.connectionClosed, "\(host):\(port): the connection is closed"))
+            continuation.resume(
+                throwing: failure ?? SesameError(.connectionClosed, "\(host):\(port): the connection is closed")
+            )
             return
         }
         var offset = 0
         OpenSSLErrorStack.clear()
         while offset < bytes.count {
             let chunk = min(bytes.count - offset, Int(Int32.max))
-            let written = bytes.withUnsafeBytes { SSL_write(ssl, $0.baseAddress! + offset, Int32(chunk)) }  // safe: non-empty
+            // safe: `bytes` is not empty, so baseAddress is not nil.
+            let written = bytes.withUnsafeBytes { SSL_write(ssl, $0.baseAddress! + offset, Int32(chunk)) }
             guard written > 0 else {
                 let error = mapTLSError(SSL_get_error(ssl, written), OpenSSLErrorStack.drain(), during: "write")
                 continuation.resume(throwing: error)

@@ -1,7 +1,7 @@
-import Foundation
-import Synchronization
 internal import COpenSSL
 internal import CSesameShims
+import Foundation
+import Synchronization
 
 /// Owns one client `SSL_CTX` with Sesame's callbacks installed, and the session cache that goes
 /// with it. One context exists per distinct ``TLSConfiguration/contextKey`` and is shared by every

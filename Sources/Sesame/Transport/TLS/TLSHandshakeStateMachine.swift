@@ -63,7 +63,8 @@ struct TLSHandshakeStateMachine {
         case sendNone
     }
 
-    mutating func clientCertificateCallback(issuers: @autoclosure () -> [DistinguishedName]) -> ClientCertificateAnswer {
+    mutating func clientCertificateCallback(issuers: @autoclosure () -> [DistinguishedName]) -> ClientCertificateAnswer
+    {
         switch identity {
         case .notRequested:
             acceptableIssuers = issuers()
