@@ -37,7 +37,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "sesame",
-            dependencies: ["Sesame"],
+            dependencies: ["Sesame", "SesameTesting"],
             swiftSettings: strictSwift
         ),
         .testTarget(

@@ -1,20 +1,20 @@
 import Foundation
 import Sesame
 
-// The `sesame` command line. This first version reports versions; fetching, trust inspection and
-// the demo arrive with the session layer.
-let arguments = CommandLine.arguments.dropFirst()
+// The `sesame` command line: parse, call the library, print, map the outcome to an exit code.
+let arguments = Array(CommandLine.arguments.dropFirst())
+let status: ExitCode
 switch arguments.first {
 case "--version", "version":
     print("sesame \(Sesame.version) (\(Sesame.openSSLVersion))")
+    status = .ok
 case nil, "--help", "-h", "help":
-    print(
-        """
-        usage: sesame --version      print the Sesame and OpenSSL versions
-               sesame --help         this text
-        """
-    )
+    print(Usage.text)
+    status = .ok
+case "demo":
+    status = await DemoCommand.run(arguments: Array(arguments.dropFirst()))
 default:
-    FileHandle.standardError.write(Data("sesame: unknown command '\(arguments.first!)'; see sesame --help\n".utf8))
-    exit(2)
+    Output.error("unknown command '\(arguments[0])'; see sesame --help")
+    status = .usage
 }
+exit(status.rawValue)

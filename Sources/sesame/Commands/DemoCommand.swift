@@ -1,0 +1,118 @@
+import Foundation
+import Sesame
+import SesameTesting
+
+/// `sesame demo`: walks through what Sesame does, against `SesameTesting` servers on loopback.
+enum DemoCommand {
+    struct Step: Sendable {
+        let name: String
+        let summary: String
+        let run: @Sendable (DemoContext) async throws -> Void
+    }
+
+    static let steps: [Step] = [
+        Step(name: "server-trust", summary: "a server-trust decision made asynchronously while the handshake waits") {
+            try await DemoSteps.serverTrust($0)
+        },
+        Step(name: "untrusted", summary: "default handling rejects an untrusted server before any request byte") {
+            try await DemoSteps.untrusted($0)
+        },
+        Step(name: "bundled-certificate", summary: "trusting a self-signed server by comparing with a bundled certificate") {
+            try await DemoSteps.bundledCertificate($0)
+        },
+        Step(name: "client-certificate", summary: "a client certificate from PKCS#12 answers the server's request") {
+            try await DemoSteps.clientCertificate($0)
+        },
+        Step(name: "resumption", summary: "a resumed TLS session still goes through the trust decision") {
+            try await DemoSteps.resumption($0)
+        },
+    ]
+
+    static func run(arguments: [String]) async -> ExitCode {
+        var selected = steps
+        var index = 0
+        while index < arguments.count {
+            switch arguments[index] {
+            case "--list":
+                for step in steps { print("\(step.name): \(step.summary)") }
+                return .ok
+            case "--step":
+                guard index + 1 < arguments.count else {
+                    Output.error("--step needs a step name (see sesame demo --list)")
+                    return .usage
+                }
+                let name = arguments[index + 1]
+                guard let step = steps.first(where: { $0.name == name }) else {
+                    Output.error("no demo step '\(name)'; the steps are \(steps.map(\.name).joined(separator: ", "))")
+                    return .usage
+                }
+                selected = [step]
+                index += 1
+            default:
+                Output.error("unknown demo option '\(arguments[index])'")
+                return .usage
+            }
+            index += 1
+        }
+
+        let context: DemoContext
+        do {
+            context = try DemoContext()
+        } catch {
+            Output.error("could not set up the demo: \(error)")
+            return .failure
+        }
+        print("Sesame \(Sesame.version) on \(Sesame.openSSLVersion); test PKI generated for this run\n")
+        var failed: [String] = []
+        for step in selected {
+            print("== \(step.name): \(step.summary)")
+            do {
+                try await step.run(context)
+                print("   ok\n")
+            } catch {
+                print("   FAILED: \(error)\n")
+                failed.append(step.name)
+            }
+        }
+        context.cleanUp()
+        if failed.isEmpty {
+            print("all \(selected.count) step(s) behaved")
+            return .ok
+        }
+        print("misbehaved: \(failed.joined(separator: ", "))")
+        return .failure
+    }
+}
+
+/// What every demo step shares: the PKI, a scratch folder, and a place to print.
+final class DemoContext: Sendable {
+    let pki: TestPKI
+    let directory: URL
+
+    init() throws {
+        pki = try TestPKI()
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-demo-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    /// Trusts only the PKI's root, like `SecTrustSetAnchorCertificates` with a bundled CA.
+    var privateAnchorConfiguration: TLSConfiguration {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.trustRoots = .anchors([pki.root.certificate])
+        return configuration
+    }
+
+    func say(_ line: String) { print("   * \(line)") }
+
+    func cleanUp() { try? FileManager.default.removeItem(at: directory) }
+}
+
+/// A step's expectation that did not hold.
+struct DemoFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+func expect(_ condition: Bool, _ message: @autoclosure () -> String) throws {
+    if !condition { throw DemoFailure(message()) }
+}

@@ -1,0 +1,126 @@
+import Foundation
+import Sesame
+import SesameTesting
+
+/// The demo's steps, each against its own loopback server.
+enum DemoSteps {
+    static func serverTrust(_ demo: DemoContext) async throws {
+        let server = try LocalTLSServer(.init(identity: try demo.pki.leaf()))
+        defer { server.shutdown() }
+        let hooks = TLSHandshakeHooks(serverTrust: { request in
+            demo.say("challenge: server trust for \(request.host):\(request.port), chain:")
+            for certificate in request.peerChain {
+                demo.say("    \(certificate.subject)  pin sha256/\(certificate.publicKey.sha256Pin)")
+            }
+            try? await Task.sleep(for: .milliseconds(300))  // a slow delegate: the handshake waits
+            let evaluation = request.evaluateWithDefaultPolicy()
+            demo.say("delegate evaluated against the private anchor: \(evaluation); answering after 300 ms")
+            return evaluation.isTrusted
+        })
+        let connection = try await TLSConnection.connect(
+            host: "localhost", port: server.port, configuration: demo.privateAnchorConfiguration, hooks: hooks)
+        let body = try await request(connection)
+        demo.say("connected: \(connection.info); response: \(body.split(separator: "\n").first ?? "")")
+        try expect(body.hasPrefix("hello"), "unexpected response \(body)")
+    }
+
+    static func untrusted(_ demo: DemoContext) async throws {
+        let server = try LocalTLSServer(.init(identity: try demo.pki.untrustedLeaf()))
+        defer { server.shutdown() }
+        do {
+            _ = try await TLSConnection.connect(
+                host: "localhost", port: server.port, configuration: demo.privateAnchorConfiguration)
+            throw DemoFailure("an untrusted server was accepted")
+        } catch let error as SesameError {
+            demo.say("rejected: \(error)")
+            try expect(error.code == .serverTrustRejected, "wrong error \(error)")
+        }
+        let records = await server.finishedConnections(atLeast: 1)
+        let received = records.map(\.applicationBytesReceived).reduce(0, +)
+        demo.say("application bytes the server received: \(received)")
+        try expect(received == 0, "the server received \(received) bytes")
+    }
+
+    static func bundledCertificate(_ demo: DemoContext) async throws {
+        let selfSigned = try demo.pki.selfSignedLeaf()
+        let server = try LocalTLSServer(.init(identity: selfSigned))
+        defer { server.shutdown() }
+        // The certificate an app would ship in its bundle.
+        let bundledPath = demo.directory.appendingPathComponent("server.cer").path
+        try selfSigned.certificate.derEncoded.write(to: URL(fileURLWithPath: bundledPath))
+        let bundled = try Certificate.load(contentsOf: bundledPath)
+        demo.say("bundled certificate: \(bundled[0].subject), sha256 \(bundled[0].sha256Fingerprint.base64EncodedString())")
+        let hooks = TLSHandshakeHooks(serverTrust: { request in
+            let matches = request.peerChain.first.map { bundled.contains($0) } ?? false
+            demo.say("server sent \(request.peerChain.first?.subject.description ?? "nothing"): "
+                + (matches ? "same as bundled, accepting" : "different, rejecting"))
+            return matches
+        })
+        let connection = try await TLSConnection.connect(host: "localhost", port: server.port, hooks: hooks)
+        let body = try await request(connection)
+        try expect(body.hasPrefix("hello"), "unexpected response \(body)")
+    }
+
+    static func clientCertificate(_ demo: DemoContext) async throws {
+        var configuration = LocalTLSServer.Configuration(identity: try demo.pki.leaf())
+        configuration.clientAuthentication = .required(trusting: [demo.pki.clientCA.certificate])
+        let server = try LocalTLSServer(configuration)
+        defer { server.shutdown() }
+        let p12Path = demo.directory.appendingPathComponent("client.p12").path
+        try demo.pki.clientCertificate(commonName: "demo-client").pkcs12(password: "demo-pass")
+            .write(to: URL(fileURLWithPath: p12Path))
+        let identity = try Identity.load(pkcs12File: p12Path, password: "demo-pass")
+        demo.say("loaded \(identity) from PKCS#12")
+        let hooks = TLSHandshakeHooks(clientCertificate: { request in
+            demo.say("challenge: client certificate; the server accepts issuers \(request.acceptableIssuers.map(\.description))")
+            return identity
+        })
+        let connection = try await TLSConnection.connect(
+            host: "localhost", port: server.port, configuration: demo.privateAnchorConfiguration, hooks: hooks)
+        let body = try await request(connection)
+        demo.say("server saw: \(body.split(separator: "\n").dropFirst().first ?? "")")
+        try expect(body.contains("CN=demo-client"), "the server did not see the client certificate: \(body)")
+    }
+
+    static func resumption(_ demo: DemoContext) async throws {
+        let server = try LocalTLSServer(.init(identity: try demo.pki.leaf()))
+        defer { server.shutdown() }
+        var configuration = demo.privateAnchorConfiguration
+        configuration.applicationProtocols = ["sesame-demo"]  // a context (and session cache) of its own
+        for attempt in 1...2 {
+            let hooks = TLSHandshakeHooks(serverTrust: { request in
+                demo.say("connection \(attempt): trust decision asked (resumed session: \(request.isResumedSession))")
+                return request.evaluateWithDefaultPolicy().isTrusted
+            })
+            let connection = try await TLSConnection.connect(
+                host: "localhost", port: server.port, configuration: configuration, hooks: hooks)
+            _ = try await request(connection)
+            demo.say("connection \(attempt): \(connection.info)")
+            if attempt == 2 { try expect(connection.info.isSessionReused, "the second connection did not resume") }
+        }
+    }
+
+    /// One HTTP/1.1 request; returns the body.
+    static func request(_ connection: TLSConnection) async throws -> String {
+        try await connection.write(Array("GET / HTTP/1.1\r\nHost: \(connection.host)\r\nConnection: close\r\n\r\n".utf8))
+        var received: [UInt8] = []
+        while true {
+            let chunk = try await connection.read()
+            if chunk.isEmpty { break }
+            received += chunk
+            let text = String(decoding: received, as: UTF8.self)
+            if let end = text.range(of: "\r\n\r\n"),
+                let lengthLine = text[..<end.lowerBound].split(separator: "\r\n").first(where: {
+                    $0.lowercased().hasPrefix("content-length:")
+                }),
+                let length = Int(lengthLine.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)),
+                text[end.upperBound...].utf8.count >= length
+            {
+                await connection.close()
+                return String(text[end.upperBound...])
+            }
+        }
+        await connection.close()
+        return ""
+    }
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Sesame's whole test run, as CI runs it (.ci/run calls this script). Installs what the tests need,
+# then: format lint, a strict build (warnings are errors, explicit Sendable), every test (unit and
+# loopback integration against our servers and `openssl s_server`), and the tests again under
+# ThreadSanitizer and AddressSanitizer/LeakSanitizer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install-deps.sh
+
+echo "== swift format lint"
+swift format lint --strict -r Sources Tests Package.swift
+
+echo "== strict build"
+swift build --build-tests \
+    -Xswiftc -warnings-as-errors \
+    -Xswiftc -require-explicit-sendable \
+    --explicit-target-dependency-import-check error
+
+echo "== tests under ThreadSanitizer"
+swift test --sanitize=thread
+
+echo "== tests under AddressSanitizer and LeakSanitizer"
+LSAN_OPTIONS="suppressions=$PWD/.ci/lsan-suppressions.txt" swift test --sanitize=address
+
+echo "== the demo"
+swift run sesame demo
+
+echo "== tests"
+swift test
