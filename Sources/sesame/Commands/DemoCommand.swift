@@ -17,7 +17,10 @@ enum DemoCommand {
         Step(name: "untrusted", summary: "default handling rejects an untrusted server before any request byte") {
             try await DemoSteps.untrusted($0)
         },
-        Step(name: "bundled-certificate", summary: "trusting a self-signed server by comparing with a bundled certificate") {
+        Step(
+            name: "bundled-certificate",
+            summary: "trusting a self-signed server by comparing with a bundled certificate"
+        ) {
             try await DemoSteps.bundledCertificate($0)
         },
         Step(name: "client-certificate", summary: "a client certificate from PKCS#12 answers the server's request") {

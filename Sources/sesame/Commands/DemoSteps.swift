@@ -18,7 +18,11 @@ enum DemoSteps {
             return evaluation.isTrusted
         })
         let connection = try await TLSConnection.connect(
-            host: "localhost", port: server.port, configuration: demo.privateAnchorConfiguration, hooks: hooks)
+            host: "localhost",
+            port: server.port,
+            configuration: demo.privateAnchorConfiguration,
+            hooks: hooks
+        )
         let body = try await request(connection)
         demo.say("connected: \(connection.info); response: \(body.split(separator: "\n").first ?? "")")
         try expect(body.hasPrefix("hello"), "unexpected response \(body)")
@@ -29,7 +33,10 @@ enum DemoSteps {
         defer { server.shutdown() }
         do {
             _ = try await TLSConnection.connect(
-                host: "localhost", port: server.port, configuration: demo.privateAnchorConfiguration)
+                host: "localhost",
+                port: server.port,
+                configuration: demo.privateAnchorConfiguration
+            )
             throw DemoFailure("an untrusted server was accepted")
         } catch let error as SesameError {
             demo.say("rejected: \(error)")
@@ -49,11 +56,15 @@ enum DemoSteps {
         let bundledPath = demo.directory.appendingPathComponent("server.cer").path
         try selfSigned.certificate.derEncoded.write(to: URL(fileURLWithPath: bundledPath))
         let bundled = try Certificate.load(contentsOf: bundledPath)
-        demo.say("bundled certificate: \(bundled[0].subject), sha256 \(bundled[0].sha256Fingerprint.base64EncodedString())")
+        demo.say(
+            "bundled certificate: \(bundled[0].subject), sha256 \(bundled[0].sha256Fingerprint.base64EncodedString())"
+        )
         let hooks = TLSHandshakeHooks(serverTrust: { request in
             let matches = request.peerChain.first.map { bundled.contains($0) } ?? false
-            demo.say("server sent \(request.peerChain.first?.subject.description ?? "nothing"): "
-                + (matches ? "same as bundled, accepting" : "different, rejecting"))
+            demo.say(
+                "server sent \(request.peerChain.first?.subject.description ?? "nothing"): "
+                    + (matches ? "same as bundled, accepting" : "different, rejecting")
+            )
             return matches
         })
         let connection = try await TLSConnection.connect(host: "localhost", port: server.port, hooks: hooks)
@@ -72,11 +83,17 @@ enum DemoSteps {
         let identity = try Identity.load(pkcs12File: p12Path, password: "demo-pass")
         demo.say("loaded \(identity) from PKCS#12")
         let hooks = TLSHandshakeHooks(clientCertificate: { request in
-            demo.say("challenge: client certificate; the server accepts issuers \(request.acceptableIssuers.map(\.description))")
+            demo.say(
+                "challenge: client certificate; the server accepts issuers \(request.acceptableIssuers.map(\.description))"
+            )
             return identity
         })
         let connection = try await TLSConnection.connect(
-            host: "localhost", port: server.port, configuration: demo.privateAnchorConfiguration, hooks: hooks)
+            host: "localhost",
+            port: server.port,
+            configuration: demo.privateAnchorConfiguration,
+            hooks: hooks
+        )
         let body = try await request(connection)
         demo.say("server saw: \(body.split(separator: "\n").dropFirst().first ?? "")")
         try expect(body.contains("CN=demo-client"), "the server did not see the client certificate: \(body)")
@@ -93,7 +110,11 @@ enum DemoSteps {
                 return request.evaluateWithDefaultPolicy().isTrusted
             })
             let connection = try await TLSConnection.connect(
-                host: "localhost", port: server.port, configuration: configuration, hooks: hooks)
+                host: "localhost",
+                port: server.port,
+                configuration: configuration,
+                hooks: hooks
+            )
             _ = try await request(connection)
             demo.say("connection \(attempt): \(connection.info)")
             if attempt == 2 { try expect(connection.info.isSessionReused, "the second connection did not resume") }
@@ -102,7 +123,9 @@ enum DemoSteps {
 
     /// One HTTP/1.1 request; returns the body.
     static func request(_ connection: TLSConnection) async throws -> String {
-        try await connection.write(Array("GET / HTTP/1.1\r\nHost: \(connection.host)\r\nConnection: close\r\n\r\n".utf8))
+        try await connection.write(
+            Array("GET / HTTP/1.1\r\nHost: \(connection.host)\r\nConnection: close\r\n\r\n".utf8)
+        )
         var received: [UInt8] = []
         while true {
             let chunk = try await connection.read()
