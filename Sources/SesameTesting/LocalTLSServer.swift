@@ -2,7 +2,6 @@ internal import COpenSSL
 internal import CSesameShims
 import Foundation
 import Sesame
-import Synchronization
 
 /// A TLS server on `127.0.0.1` (or `::1`) with an ephemeral port, for tests: OpenSSL on the server
 /// side, one thread per connection, optional or required client certificates, and a record of what
@@ -77,7 +76,7 @@ public final class LocalTLSServer: Sendable {
     public let host: String
     private let listenFD: Int32
     private let context: ServerContext
-    private let state = Mutex<State>(State())
+    private let state = TestLockedValue<State>(State())
     private let configuration: Configuration
 
     private struct State {

@@ -1,7 +1,6 @@
 internal import COpenSSL
 internal import CSesameShims
 import Foundation
-import Synchronization
 
 /// The certificates a chain must lead to (the anchors).
 ///
@@ -87,7 +86,7 @@ final class X509StoreBox: @unchecked Sendable {
 /// The process-wide system trust store, loaded on first use.
 enum SystemTrustStore {
     static let debianBundle = "/etc/ssl/certs/ca-certificates.crt"
-    private static let loaded = Mutex<Result<X509StoreBox, SesameError>?>(nil)
+    private static let loaded = LockedValue<Result<X509StoreBox, SesameError>?>(nil)
 
     static func shared() throws -> X509StoreBox {
         try loaded.withLock { cached in
@@ -148,7 +147,7 @@ enum SystemTrustStore {
 /// Stores built for custom anchors, kept so each distinct set is built once.
 final class TrustStoreCache: Sendable {
     static let shared = TrustStoreCache()
-    private let stores = Mutex<[TrustRoots: X509StoreBox]>([:])
+    private let stores = LockedValue<[TrustRoots: X509StoreBox]>([:])
     private let limit = 64
 
     func store(for roots: TrustRoots, build: () throws -> X509StoreBox) throws -> X509StoreBox {

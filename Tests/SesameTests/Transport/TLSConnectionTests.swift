@@ -1,6 +1,5 @@
 import Foundation
 import SesameTesting
-import Synchronization
 import Testing
 
 @testable import Sesame
@@ -308,7 +307,7 @@ import Testing
 
 /// A one-shot signal for tests.
 final class Gate: Sendable {
-    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    private let state = LockedValue<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
     func open() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in

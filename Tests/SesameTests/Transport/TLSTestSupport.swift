@@ -1,6 +1,5 @@
 import Foundation
 import SesameTesting
-import Synchronization
 import Testing
 
 @testable import Sesame
@@ -45,7 +44,7 @@ func exchange(_ connection: TLSConnection, path: String = "/") async throws -> S
 
 /// Thread-safe collection of values seen by hooks.
 final class Recorder<Value: Sendable>: Sendable {
-    private let values = Mutex<[Value]>([])
+    private let values = LockedValue<[Value]>([])
     func append(_ value: Value) { values.withLock { $0.append(value) } }
     var all: [Value] { values.withLock { $0 } }
 }

@@ -14,8 +14,7 @@ public final class EventLoop: @unchecked Sendable {
     // `shutdown` on another thread after init returned.
     private let epollFD: Int32
     private let wakeFD: Int32
-    private let jobs = Mutex<[@Sendable () -> Void]>([])
-    private let state = Mutex<LoopState>(.running)
+    private let queue = LockedValue(Queue())
     private var thread = pthread_t()
     private let loopThreadID = Atomic<UInt>(0)
     private let wakeUps = Atomic<Int>(0)
@@ -23,6 +22,12 @@ public final class EventLoop: @unchecked Sendable {
     private let name: String
 
     private enum LoopState { case running, stopping, stopped }
+
+    /// Work posted from other threads, and whether more is accepted.
+    private struct Queue {
+        var state = LoopState.running
+        var jobs: [@Sendable () -> Void] = []
+    }
 
     /// Loop-thread state.
     private final class Confined {
@@ -89,9 +94,9 @@ public final class EventLoop: @unchecked Sendable {
     /// - Returns: `false` when the loop has shut down and `work` will not run.
     @discardableResult
     public func execute(_ work: @escaping @Sendable () -> Void) -> Bool {
-        let accepted = state.withLock { state -> Bool in
-            guard case .running = state else { return false }
-            jobs.withLock { $0.append(work) }
+        let accepted = queue.withLock { queue -> Bool in
+            guard case .running = queue.state else { return false }
+            queue.jobs.append(work)
             return true
         }
         if accepted {
@@ -105,9 +110,9 @@ public final class EventLoop: @unchecked Sendable {
     /// Must not be called on the loop thread.
     public func shutdown() {
         precondition(!inEventLoop, "EventLoop.shutdown() called on its own thread")
-        let first = state.withLock { state -> Bool in
-            guard case .running = state else { return false }
-            state = .stopping
+        let first = queue.withLock { queue -> Bool in
+            guard case .running = queue.state else { return false }
+            queue.state = .stopping
             return true
         }
         guard first else { return }
@@ -186,21 +191,16 @@ public final class EventLoop: @unchecked Sendable {
             }
             // Taken off the heap first, then run: a timer's work may schedule or cancel timers.
             for work in confined.timers.takeDue(now: ContinuousClock.now) { work() }
-            let pending = jobs.withLock { jobs -> [@Sendable () -> Void] in
-                let taken = jobs
-                jobs.removeAll(keepingCapacity: true)
-                return taken
+            let (pending, stopping) = queue.withLock { queue -> ([@Sendable () -> Void], Bool) in
+                let taken = queue.jobs
+                queue.jobs.removeAll(keepingCapacity: true)
+                // Once stopping, nothing new is accepted: what was taken is the last work to run.
+                return (taken, queue.state != .running)
             }
             for job in pending { job() }
-            let stopping = state.withLock { state -> Bool in
-                if case .stopping = state { return true }
-                return false
-            }
-            if stopping && jobs.withLock({ $0.isEmpty }) { break }
+            if stopping { break }
         }
-        state.withLock { $0 = .stopped }
-        // Work posted while stopping never runs; drop it so captured resources are released.
-        jobs.withLock { $0.removeAll() }
+        queue.withLock { $0.state = .stopped }
         confined.handlers.removeAll()
         confined.timers = TimerHeap()
     }

@@ -51,7 +51,7 @@ public final class TLSConnection: @unchecked Sendable {
     var pendingWrites: [CheckedContinuation<Void, any Error>] = []
     var outbound: [UInt8] = []
     var outboundOffset = 0
-    private let infoBox = Mutex<TLSConnectionInfo?>(nil)
+    private let infoBox = LockedValue<TLSConnectionInfo?>(nil)
     private let closedWithoutNotifyBox = Atomic<Bool>(false)
 
     enum Phase: Equatable {

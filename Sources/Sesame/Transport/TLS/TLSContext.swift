@@ -1,7 +1,6 @@
 internal import COpenSSL
 internal import CSesameShims
 import Foundation
-import Synchronization
 
 /// Owns one client `SSL_CTX` with Sesame's callbacks installed, and the session cache that goes
 /// with it. One context exists per distinct ``TLSConfiguration/contextKey`` and is shared by every
@@ -11,7 +10,7 @@ final class TLSContext: @unchecked Sendable {
     let key: TLSConfiguration.ContextKey
     let sessions = TLSSessionCache()
 
-    private static let contexts = Mutex<[TLSConfiguration.ContextKey: TLSContext]>([:])
+    private static let contexts = LockedValue<[TLSConfiguration.ContextKey: TLSContext]>([:])
 
     /// The shared context for `configuration`.
     static func shared(for configuration: TLSConfiguration) throws -> TLSContext {
@@ -76,7 +75,7 @@ final class TLSSessionBox: @unchecked Sendable {
 /// Client sessions for resumption, by "host:port". Sessions that involved a client certificate are
 /// never stored, so resumption can never carry one identity's session into another's connection.
 final class TLSSessionCache: Sendable {
-    private let sessions = Mutex<[String: TLSSessionBox]>([:])
+    private let sessions = LockedValue<[String: TLSSessionBox]>([:])
     private let limit = 256
 
     func session(for key: String) -> TLSSessionBox? { sessions.withLock { $0[key] } }
