@@ -18,6 +18,8 @@ public final class EventLoop: @unchecked Sendable {
     private var thread = pthread_t()
     private let loopThreadID = Atomic<UInt>(0)
     private let wakeUps = Atomic<Int>(0)
+    /// Scratch space for socket reads; loop-confined, so one per loop serves every connection.
+    let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
     private let confined = Confined()
     private let name: String
 
@@ -44,8 +46,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// The loop shared by sessions that do not bring their own; started on first use.
     public static let shared: EventLoop = {
-        // safe: failing to create an epoll instance at start-up leaves nothing to fall back on.
-        try! EventLoop(name: "sesame-shared")
+        try! EventLoop(name: "sesame-shared")  // safe: without epoll nothing can work
     }()
 
     /// Starts a loop on a new thread.
@@ -82,6 +83,7 @@ public final class EventLoop: @unchecked Sendable {
     deinit {
         close(epollFD)
         close(wakeFD)
+        readBuffer.deallocate()
     }
 
     /// How many times the loop has woken from `epoll_wait` (for tests showing an idle loop stays idle).

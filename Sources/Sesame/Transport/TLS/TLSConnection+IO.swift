@@ -1,0 +1,234 @@
+internal import COpenSSL
+internal import CSesameShims
+import Foundation
+
+// Moving bytes: socket events, ciphertext to and from the kernel, and decrypted reads and writes.
+// Everything here runs on the connection's event loop.
+extension TLSConnection {
+    // MARK: Events
+
+    func socketEvent(_ events: UInt32) {
+        guard phase != .closed else { return }
+        if events & EpollEvents.writable != 0 { flushOutbound() }
+        if events & (EpollEvents.readable | EpollEvents.error | EpollEvents.hangUp) != 0 { readFromSocket() }
+        progress()
+    }
+
+    func readFromSocket() {
+        guard let socket, let readBIO, !socketEOF else { return }
+        let buffer = loop.readBuffer
+        switch socket.read(into: buffer) {
+        case .done(let count):
+            _ = BIO_write(readBIO, buffer.baseAddress, Int32(count))
+        case .wouldBlock:
+            break
+        case .endOfFile:
+            socketEOF = true
+        case .failed(let code):
+            // Not failed yet: what arrived before the reset (often an alert) explains it better.
+            socketEOF = true
+            socketError = SesameError(
+                code == ECONNRESET ? .connectionReset : .ioError,
+                "\(host):\(port): \(errnoText(code))"
+            )
+        }
+    }
+
+    /// Fails with the reason the peer gave (an alert it sent before closing), else with `fallback`.
+    func failExplained(_ fallback: SesameError) {
+        guard phase != .closed else { return }
+        while !socketEOF, phase != .closed {
+            let before = BIO_ctrl_pending(readBIO)
+            readFromSocket()
+            if BIO_ctrl_pending(readBIO) == before { break }
+        }
+        socketEOF = true
+        if socketError == nil { socketError = fallback }
+        if phase == .handshaking {
+            driveHandshake()  // fails with the alert's reason, or with `socketError`
+            return
+        }
+        if let ssl, phase == .established {
+            OpenSSLErrorStack.clear()
+            var byte: UInt8 = 0
+            let result = SSL_peek(ssl, &byte, 1)
+            if result <= 0, SSL_get_error(ssl, result) == SSL_ERROR_SSL {
+                let stack = OpenSSLErrorStack.drain()
+                if !stack.entries.isEmpty {
+                    fail(mapTLSError(SSL_ERROR_SSL, stack, during: "read"))
+                    return
+                }
+            }
+        }
+        fail(fallback)
+    }
+
+    /// Moves the state forward after bytes arrived or a decision came back.
+    func progress() {
+        switch phase {
+        case .handshaking:
+            if awaitingDecision {
+                if socketEOF {
+                    fail(
+                        SesameError(
+                            .connectionClosed,
+                            "\(host):\(port) closed the connection while the handshake waited for a decision"
+                        )
+                    )
+                }
+            } else {
+                driveHandshake()
+            }
+        case .established:
+            serveRead()
+        case .idle, .connecting, .closed:
+            break
+        }
+        updateInterest()
+    }
+
+    func updateInterest() {
+        guard let socket, registered, phase != .closed else { return }
+        var interest: UInt32 = 0
+        if outboundOffset < outbound.count { interest |= EpollEvents.writable }
+        let wantsBytes =
+            (phase == .handshaking && !awaitingDecision) || (phase == .established && pendingRead != nil)
+        if wantsBytes && !socketEOF { interest |= EpollEvents.readable }
+        if socketEOF && interest == 0 {
+            // A closed peer keeps the socket readable (and may report HUP): stop watching it.
+            loop.deregister(fd: socket.fd)
+            registered = false
+            return
+        }
+        loop.setInterest(fd: socket.fd, interest)
+    }
+
+    // MARK: Output
+
+    /// Moves ciphertext from OpenSSL to the kernel; completes writes once everything left.
+    func flushOutbound() {
+        guard let writeBIO, let socket else { return }
+        let pending = Int(BIO_ctrl_pending(writeBIO))
+        if pending > 0 {
+            if outboundOffset == outbound.count {
+                outbound.removeAll(keepingCapacity: true)
+                outboundOffset = 0
+            }
+            let start = outbound.count
+            outbound.append(contentsOf: repeatElement(0, count: pending))
+            // safe: the buffer holds at least `pending` > 0 bytes, so baseAddress is not nil.
+            let read = outbound.withUnsafeMutableBytes { BIO_read(writeBIO, $0.baseAddress! + start, Int32(pending)) }
+            if read < pending { outbound.removeLast(pending - max(0, Int(read))) }
+        }
+        while outboundOffset < outbound.count {
+            let result = outbound.withUnsafeBytes { raw in
+                socket.write(UnsafeRawBufferPointer(rebasing: raw[outboundOffset...]))
+            }
+            switch result {
+            case .done(let count): outboundOffset += count
+            case .wouldBlock: return
+            case .endOfFile: return
+            case .failed(let code):
+                outbound.removeAll()
+                outboundOffset = 0
+                failExplained(
+                    SesameError(
+                        code == EPIPE || code == ECONNRESET ? .connectionReset : .ioError,
+                        "\(host):\(port): \(errnoText(code))"
+                    )
+                )
+                return
+            }
+        }
+        outbound.removeAll(keepingCapacity: true)
+        outboundOffset = 0
+        let waiting = pendingWrites
+        pendingWrites.removeAll()
+        for continuation in waiting { continuation.resume() }
+    }
+
+    func startWrite(_ bytes: [UInt8], continuation: CheckedContinuation<Void, any Error>) {
+        guard phase == .established, let ssl else {
+            continuation.resume(
+                throwing: failure ?? SesameError(.connectionClosed, "\(host):\(port): the connection is closed")
+            )
+            return
+        }
+        var offset = 0
+        OpenSSLErrorStack.clear()
+        while offset < bytes.count {
+            let chunk = min(bytes.count - offset, Int(Int32.max))
+            // safe: `bytes` is not empty, so baseAddress is not nil.
+            let written = bytes.withUnsafeBytes { SSL_write(ssl, $0.baseAddress! + offset, Int32(chunk)) }
+            guard written > 0 else {
+                let error = mapTLSError(SSL_get_error(ssl, written), OpenSSLErrorStack.drain(), during: "write")
+                continuation.resume(throwing: error)
+                fail(error)
+                return
+            }
+            offset += Int(written)
+        }
+        pendingWrites.append(continuation)
+        flushOutbound()
+        updateInterest()
+    }
+
+    // MARK: Input
+
+    func startRead(maxLength: Int, continuation: CheckedContinuation<[UInt8], any Error>) {
+        guard phase == .established, pendingRead == nil else {
+            let error =
+                phase == .established
+                ? SesameError(.invalidArgument, "only one read at a time")
+                : failure ?? SesameError(.connectionClosed, "\(host):\(port): the connection is closed")
+            continuation.resume(throwing: error)
+            return
+        }
+        pendingRead = (maxLength, continuation)
+        serveRead()
+        updateInterest()
+    }
+
+    func serveRead() {
+        guard let (maxLength, continuation) = pendingRead, let ssl else { return }
+        OpenSSLErrorStack.clear()
+        var count: Int32 = 0
+        let buffer = [UInt8](unsafeUninitializedCapacity: maxLength) { storage, initialized in
+            count = SSL_read(ssl, storage.baseAddress, Int32(maxLength))
+            initialized = max(0, Int(count))
+        }
+        flushOutbound()  // reading can produce output (alerts, key updates)
+        if count > 0 {
+            pendingRead = nil
+            continuation.resume(returning: buffer)
+            return
+        }
+        let code = SSL_get_error(ssl, count)
+        switch code {
+        case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
+            if socketEOF {
+                if let socketError {
+                    fail(socketError)
+                } else {
+                    endOfStream(closeNotify: false)
+                }
+            }
+        case SSL_ERROR_ZERO_RETURN:
+            endOfStream(closeNotify: true)
+        default:
+            let stack = OpenSSLErrorStack.drain()
+            if stack.contains(library: ERR_LIB_SSL, reason: SSL_R_UNEXPECTED_EOF_WHILE_READING) {
+                endOfStream(closeNotify: false)
+            } else {
+                fail(mapTLSError(code, stack, during: "read"))
+            }
+        }
+    }
+
+    func endOfStream(closeNotify: Bool) {
+        guard let (_, continuation) = pendingRead else { return }
+        pendingRead = nil
+        if !closeNotify { closedWithoutNotifyBox.store(true, ordering: .relaxed) }
+        continuation.resume(returning: [])
+    }
+}
