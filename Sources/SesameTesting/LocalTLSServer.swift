@@ -76,7 +76,7 @@ public final class LocalTLSServer: Sendable {
     public let host: String
     private let listenFD: Int32
     private let context: ServerContext
-    private let state = TestLockedValue<State>(State())
+    private let state = LockedValue<State>(State())
     private let configuration: Configuration
 
     private struct State {

@@ -44,7 +44,7 @@ final class OpenSSLServer: Sendable {
 
         var lastError: (any Error)? = nil
         for _ in 0..<5 {
-            let port = Self.freePort()
+            let port = LoopbackPort.unused()
             var arguments = [
                 "s_server", "-accept", "127.0.0.1:\(port)", "-cert", certificate, "-key", key, "-cert_chain", chain,
                 "-www", version.rawValue,
@@ -78,24 +78,6 @@ final class OpenSSLServer: Sendable {
 
     private static func read(_ path: String) -> String {
         (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
-    }
-
-    private static func freePort() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     /// Polls with a plain TCP connect (s_server logs and ignores a connection that sends nothing).

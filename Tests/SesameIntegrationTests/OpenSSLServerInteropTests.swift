@@ -102,10 +102,3 @@ import Testing
         #expect(error?.code == .clientCertificateRejected, "\(String(describing: error))")
     }
 }
-
-/// Thread-safe collection of values seen by hooks.
-final class Recorder<Value: Sendable>: Sendable {
-    private let values = LockedValue<[Value]>([])
-    func append(_ value: Value) { values.withLock { $0.append(value) } }
-    var all: [Value] { values.withLock { $0 } }
-}

@@ -260,7 +260,7 @@ import Testing
     }
 
     @Test func aRefusedPortIsAConnectError() async throws {
-        let port = try SilentTCPServer.unusedPort()
+        let port = LoopbackPort.unused()
         let error = await #expect(throws: SesameError.self) {
             _ = try await TLSConnection.connect(host: "127.0.0.1", port: port, configuration: trustingTestRoot())
         }
@@ -347,27 +347,11 @@ final class SilentTCPServer: Sendable {
         }
         guard bound == 0, listen(fd, 16) == 0 else { throw SesameError(.ioError, "bind") }
         self.fd = fd
-        port = Self.localPort(fd)
+        port = LoopbackPort.localPort(of: fd)
     }
 
     func stop() { close(fd) }
 
-    static func localPort(_ fd: Int32) -> Int {
-        var address = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    /// A loopback port nothing listens on (bound, then released).
-    static func unusedPort() throws -> Int {
-        let server = try SilentTCPServer()
-        let port = server.port
-        server.stop()
-        return port
-    }
 }
 
 @Suite struct ConnectTimeoutTests {
@@ -384,7 +368,7 @@ final class SilentTCPServer: Sendable {
             }
         }
         listen(fd, 0)
-        let port = SilentTCPServer.localPort(fd)
+        let port = LoopbackPort.localPort(of: fd)
         // Fill the accept queue with connections nobody accepts.
         var fillers: [Int32] = []
         defer {

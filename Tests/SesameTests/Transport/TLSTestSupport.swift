@@ -41,10 +41,3 @@ func exchange(_ connection: TLSConnection, path: String = "/") async throws -> S
     }
     return String(decoding: received, as: UTF8.self)
 }
-
-/// Thread-safe collection of values seen by hooks.
-final class Recorder<Value: Sendable>: Sendable {
-    private let values = LockedValue<[Value]>([])
-    func append(_ value: Value) { values.withLock { $0.append(value) } }
-    var all: [Value] { values.withLock { $0 } }
-}
