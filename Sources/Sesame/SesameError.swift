@@ -31,6 +31,7 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible {
             case trustStoreUnavailable = "trust store unavailable"
             case cancelled = "cancelled"
             case eventLoopShutDown = "event loop shut down"
+            case protocolError = "HTTP protocol error"
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -83,6 +84,8 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let cancelled = Code(.cancelled)
         /// The event loop the operation needed has shut down.
         public static let eventLoopShutDown = Code(.eventLoopShutDown)
+        /// The server's HTTP response was malformed or exceeded a limit; the detail names what.
+        public static let protocolError = Code(.protocolError)
     }
 
     /// What went wrong.

@@ -1,0 +1,93 @@
+/// HTTP header fields: names compare case-insensitively; order and repeats are kept as received.
+public struct HTTPHeaders: Hashable, Sendable, Sequence, ExpressibleByDictionaryLiteral, CustomStringConvertible {
+    /// One field as received or to be sent.
+    public struct Field: Hashable, Sendable {
+        public let name: String
+        public let value: String
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    private(set) var fields: [Field] = []
+
+    public init() {}
+
+    public init(_ fields: [(String, String)]) {
+        self.fields = fields.map { Field(name: $0.0, value: $0.1) }
+    }
+
+    public init(dictionaryLiteral elements: (String, String)...) { self.init(elements) }
+
+    /// The number of fields.
+    public var count: Int { fields.count }
+
+    public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
+
+    /// Every value of `name`, in order.
+    public func values(for name: String) -> [String] {
+        fields.filter { $0.name.caseInsensitiveEquals(name) }.map(\.value)
+    }
+
+    /// The first value of `name`.
+    public func first(_ name: String) -> String? {
+        fields.first { $0.name.caseInsensitiveEquals(name) }?.value
+    }
+
+    /// The values of `name` joined with ", " (RFC 9110 section 5.3), or nil.
+    public subscript(name: String) -> String? {
+        let all = values(for: name)
+        return all.isEmpty ? nil : all.joined(separator: ", ")
+    }
+
+    /// Whether a field named `name` is present.
+    public func contains(_ name: String) -> Bool { fields.contains { $0.name.caseInsensitiveEquals(name) } }
+
+    /// Adds a field after the others (repeats are allowed).
+    public mutating func add(name: String, value: String) { fields.append(Field(name: name, value: value)) }
+
+    /// Replaces every field named `name` with one field.
+    public mutating func replaceOrAdd(name: String, value: String) {
+        guard let first = fields.firstIndex(where: { $0.name.caseInsensitiveEquals(name) }) else {
+            fields.append(Field(name: name, value: value))
+            return
+        }
+        var kept: [Field] = []
+        for (index, field) in fields.enumerated() {
+            if index == first {
+                kept.append(Field(name: field.name, value: value))
+            } else if !field.name.caseInsensitiveEquals(name) {
+                kept.append(field)
+            }
+        }
+        fields = kept
+    }
+
+    /// Removes every field named `name`.
+    public mutating func remove(name: String) { fields.removeAll { $0.name.caseInsensitiveEquals(name) } }
+
+    /// The comma-separated tokens of every `name` field, lower-cased (for Connection, Transfer-Encoding).
+    func tokens(_ name: String) -> [String] {
+        values(for: name).flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingSpaces().lowercased() }.filter { !$0.isEmpty }
+    }
+
+    public var description: String { fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n") }
+}
+
+extension StringProtocol {
+    func caseInsensitiveEquals<Other: StringProtocol>(_ other: Other) -> Bool {
+        guard utf8.count == other.utf8.count else { return false }
+        return zip(utf8, other.utf8).allSatisfy { asciiLower($0) == asciiLower($1) }
+    }
+
+    func trimmingSpaces() -> String {
+        let scalars = unicodeScalars
+        guard let start = scalars.firstIndex(where: { $0 != " " && $0 != "\t" }) else { return "" }
+        let end = scalars.lastIndex(where: { $0 != " " && $0 != "\t" }) ?? start
+        return String(String.UnicodeScalarView(scalars[start...end]))
+    }
+}
+
+@inline(__always) func asciiLower(_ byte: UInt8) -> UInt8 { byte >= 65 && byte <= 90 ? byte | 0x20 : byte }

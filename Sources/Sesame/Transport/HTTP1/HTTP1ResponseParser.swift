@@ -1,0 +1,414 @@
+/// A strict, bounded HTTP/1.1 response parser (RFC 9112), as a value-type state machine: bytes in,
+/// events out, no I/O.
+///
+/// It frames bodies by Content-Length, chunked transfer coding (extensions ignored, trailers kept)
+/// or the end of the connection; knows which responses have no body (to HEAD, 1xx, 204, 304);
+/// passes 1xx responses up before the final one; and rejects what it cannot frame safely with a
+/// ``SesameError/Code/protocolError`` naming the problem. It never trusts a length it has not
+/// validated and never buffers more than the limits allow.
+struct HTTP1ResponseParser {
+    enum Event: Equatable {
+        /// A 1xx response (100 Continue, 103 Early Hints, ...); the final one follows.
+        case informational(HTTP1ResponseHead)
+        /// The final response head.
+        case head(HTTP1ResponseHead)
+        /// Body bytes, already de-chunked.
+        case body([UInt8])
+        /// The response is complete. `reusable` says whether the connection may carry another
+        /// request.
+        case end(trailers: HTTPHeaders, reusable: Bool)
+    }
+
+    private enum State {
+        case head
+        case fixedBody(remaining: UInt64)
+        case chunkSize
+        case chunkData(remaining: UInt64)
+        case chunkDataEnd
+        case trailers
+        case untilClose
+        case done
+    }
+
+    private let isHeadRequest: Bool
+    private let limits: HTTP1ParserLimits
+    private var state = State.head
+    private var buffer: [UInt8] = []
+    private var position = 0
+    private var headBytes = 0
+    private var headLines: [String] = []
+    private var informationalCount = 0
+    private var reusable = true
+
+    /// - Parameters:
+    ///   - requestMethod: the method of the request this response answers (HEAD responses have no body).
+    ///   - limits: size limits.
+    init(requestMethod: String, limits: HTTP1ParserLimits = HTTP1ParserLimits()) {
+        self.isHeadRequest = requestMethod.uppercased() == "HEAD"
+        self.limits = limits
+    }
+
+    /// True once the response is complete.
+    var isComplete: Bool {
+        if case .done = state { return true }
+        return false
+    }
+
+    /// True while the head has not been completely received.
+    var isAwaitingHead: Bool {
+        if case .head = state { return true }
+        return false
+    }
+
+    /// Feeds bytes from the connection; returns what they completed.
+    mutating func feed(_ bytes: [UInt8]) throws -> [Event] {
+        if case .done = state {
+            if bytes.isEmpty { return [] }
+            throw protocolError("\(bytes.count) bytes arrived after the end of the response")
+        }
+        buffer.append(contentsOf: bytes)
+        var events: [Event] = []
+        try parse(into: &events)
+        compact()
+        return events
+    }
+
+    /// The connection ended. Completes a body delimited by the close; anything else unfinished is an error.
+    mutating func endOfInput() throws -> [Event] {
+        switch state {
+        case .done:
+            return []
+        case .untilClose:
+            state = .done
+            var events: [Event] = []
+            if position < buffer.count { events.append(.body(Array(buffer[position...]))) }
+            buffer = []
+            position = 0
+            events.append(.end(trailers: HTTPHeaders(), reusable: false))
+            return events
+        case .head:
+            if buffer.count == position && headLines.isEmpty && informationalCount == 0 {
+                throw SesameError(.connectionClosed, "the server closed the connection without sending a response")
+            }
+            throw protocolError("the connection closed before the response head was complete")
+        case .fixedBody(let remaining):
+            throw protocolError("the connection closed with \(remaining) body bytes still to come")
+        case .chunkSize, .chunkData, .chunkDataEnd, .trailers:
+            throw protocolError("the connection closed in the middle of a chunked body")
+        }
+    }
+
+    // MARK: - Parsing
+
+    private mutating func parse(into events: inout [Event]) throws {
+        while true {
+            switch state {
+            case .head:
+                guard let line = try nextLine(limit: limits.maximumLineLength, what: "response head line") else {
+                    return
+                }
+                headBytes += line.count + 2
+                guard headBytes <= limits.maximumHeadSize else {
+                    throw protocolError("the response head is larger than \(limits.maximumHeadSize) bytes")
+                }
+                if !line.isEmpty {
+                    if headLines.isEmpty, line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
+                    try appendHeadLine(line)
+                    continue
+                }
+                if headLines.isEmpty { continue }  // tolerate empty lines before the status line
+                let head = try makeHead()
+                headLines = []
+                headBytes = 0
+                if head.isInformational && head.status != 101 {
+                    informationalCount += 1
+                    guard informationalCount <= limits.maximumInformationalResponses else {
+                        throw protocolError("more than \(limits.maximumInformationalResponses) 1xx responses")
+                    }
+                    events.append(.informational(head))
+                    continue
+                }
+                events.append(.head(head))
+                try startBody(for: head, events: &events)
+            case .fixedBody(let remaining):
+                let available = buffer.count - position
+                guard available > 0 else { return }
+                let take = Int(min(UInt64(available), remaining))
+                events.append(.body(Array(buffer[position..<position + take])))
+                position += take
+                if remaining == UInt64(take) {
+                    finish(trailers: HTTPHeaders(), events: &events)
+                } else {
+                    state = .fixedBody(remaining: remaining - UInt64(take))
+                }
+            case .chunkSize:
+                guard let line = try nextLine(limit: limits.maximumLineLength, what: "chunk-size line") else { return }
+                let size = try Self.chunkSize(line)
+                state = size == 0 ? .trailers : .chunkData(remaining: size)
+                headLines = []
+                headBytes = 0
+            case .chunkData(let remaining):
+                let available = buffer.count - position
+                guard available > 0 else { return }
+                let take = Int(min(UInt64(available), remaining))
+                events.append(.body(Array(buffer[position..<position + take])))
+                position += take
+                state = remaining == UInt64(take) ? .chunkDataEnd : .chunkData(remaining: remaining - UInt64(take))
+            case .chunkDataEnd:
+                guard let line = try nextLine(limit: 2, what: "chunk terminator") else { return }
+                guard line.isEmpty else { throw protocolError("chunk data is longer than its declared size") }
+                state = .chunkSize
+            case .trailers:
+                guard let line = try nextLine(limit: limits.maximumLineLength, what: "trailer line") else { return }
+                headBytes += line.count + 2
+                guard headBytes <= limits.maximumHeadSize else {
+                    throw protocolError("the trailer section is larger than \(limits.maximumHeadSize) bytes")
+                }
+                if line.isEmpty {
+                    let trailers = try Self.fields(from: headLines, limit: limits.maximumFieldCount, section: "trailer")
+                    headLines = []
+                    finish(trailers: trailers, events: &events)
+                } else {
+                    try appendFieldLine(line, section: "trailer")
+                }
+            case .untilClose:
+                if position < buffer.count {
+                    events.append(.body(Array(buffer[position...])))
+                    position = buffer.count
+                }
+                return
+            case .done:
+                if position < buffer.count {
+                    throw protocolError("\(buffer.count - position) bytes arrived after the end of the response")
+                }
+                return
+            }
+        }
+    }
+
+    private mutating func finish(trailers: HTTPHeaders, events: inout [Event]) {
+        state = .done
+        events.append(.end(trailers: trailers, reusable: reusable))
+    }
+
+    private mutating func startBody(for head: HTTP1ResponseHead, events: inout [Event]) throws {
+        let connectionTokens = head.headers.tokens("Connection")
+        if head.minorVersion == 0 {
+            reusable = connectionTokens.contains("keep-alive")
+        } else {
+            reusable = !connectionTokens.contains("close")
+        }
+        if isHeadRequest || head.status == 204 || head.status == 304 || head.isInformational {
+            if head.status == 101 { reusable = false }
+            finish(trailers: HTTPHeaders(), events: &events)
+            return
+        }
+        let codings = head.headers.tokens("Transfer-Encoding")
+        if !codings.isEmpty {
+            // RFC 9112 6.1: with Transfer-Encoding, Content-Length is ignored and the connection
+            // must not be reused (it may be an attempt at request smuggling).
+            if head.headers.contains("Content-Length") { reusable = false }
+            if codings.last == "chunked" {
+                if codings.dropLast().contains("chunked") {
+                    throw protocolError("Transfer-Encoding applies chunked more than once")
+                }
+                state = .chunkSize
+            } else {
+                reusable = false
+                state = .untilClose
+            }
+            return
+        }
+        let lengths = head.headers.values(for: "Content-Length").flatMap {
+            $0.split(separator: ",", omittingEmptySubsequences: false)
+        }
+        .map { $0.trimmingSpaces() }
+        if let first = lengths.first {
+            guard let length = UInt64(first), first.allSatisfy(\.isASCIIDigit) else {
+                throw protocolError("Content-Length '\(first.prefix(40))' is not a number")
+            }
+            if let other = lengths.first(where: { $0 != first }) {
+                throw protocolError("conflicting Content-Length values \(first.prefix(20)) and \(other.prefix(20))")
+            }
+            if length == 0 {
+                finish(trailers: HTTPHeaders(), events: &events)
+            } else {
+                state = .fixedBody(remaining: length)
+            }
+            return
+        }
+        reusable = false
+        state = .untilClose
+    }
+
+    // MARK: - Lines and fields
+
+    /// The next line without its terminator (CRLF, or a bare LF as RFC 9112 section 2.2 allows),
+    /// or nil when the buffer does not hold a whole line yet.
+    private mutating func nextLine(limit: Int, what: String) throws -> [UInt8]? {
+        let end = buffer.count
+        var index = position
+        while index < end {
+            if buffer[index] == 0x0A {
+                var lineEnd = index
+                if lineEnd > position && buffer[lineEnd - 1] == 0x0D { lineEnd -= 1 }
+                let line = Array(buffer[position..<lineEnd])
+                if line.contains(0x0D) { throw protocolError("a bare CR inside a \(what)") }
+                guard line.count <= limit else { throw protocolError("\(what) longer than \(limit) bytes") }
+                position = index + 1
+                return line
+            }
+            index += 1
+        }
+        if end - position > limit + 1 { throw protocolError("\(what) longer than \(limit) bytes") }
+        return nil
+    }
+
+    private mutating func appendHeadLine(_ line: [UInt8]) throws {
+        if headLines.isEmpty {
+            headLines.append(String(decoding: line, as: UTF8.self))
+            return
+        }
+        try appendFieldLine(line, section: "header")
+    }
+
+    private mutating func appendFieldLine(_ line: [UInt8], section: String) throws {
+        if line.first == 0x20 || line.first == 0x09 {
+            // obs-fold: RFC 9112 section 5.2 tells user agents to replace it with SP.
+            let firstField = section == "header" ? 1 : 0
+            guard headLines.count > firstField else {
+                throw protocolError("a \(section) section starts with a continuation line")
+            }
+            headLines[headLines.count - 1] += " " + String(decoding: line, as: UTF8.self).trimmingSpaces()
+            return
+        }
+        headLines.append(String(decoding: line, as: UTF8.self))
+        let fieldCount = section == "header" ? headLines.count - 1 : headLines.count
+        guard fieldCount <= limits.maximumFieldCount else {
+            throw protocolError("more than \(limits.maximumFieldCount) \(section) fields")
+        }
+    }
+
+    private func makeHead() throws -> HTTP1ResponseHead {
+        let statusLine = headLines[0]
+        let (minor, status, reason) = try Self.statusLine(statusLine)
+        let headers = try Self.fields(from: headLines.dropFirst(), limit: limits.maximumFieldCount, section: "header")
+        return HTTP1ResponseHead(minorVersion: minor, status: status, reason: reason, headers: headers)
+    }
+
+    static func statusLine(_ line: String) throws -> (minor: Int, status: Int, reason: String) {
+        let bytes = Array(line.utf8)
+        func malformed() -> SesameError {
+            SesameError(.protocolError, "malformed status line '\(String(line.prefix(80)))'")
+        }
+        guard bytes.count >= 12, bytes[0..<7].elementsEqual("HTTP/1.".utf8), bytes[8] == 0x20,
+            (0x30...0x39).contains(bytes[7])
+        else {
+            if bytes.starts(with: "HTTP/2".utf8) || bytes.starts(with: "HTTP/3".utf8) {
+                throw SesameError(
+                    .protocolError,
+                    "the server answered with \(String(line.prefix(8))) on an HTTP/1.1 connection"
+                )
+            }
+            throw malformed()
+        }
+        let digits = bytes[9..<12]
+        guard digits.allSatisfy({ (0x30...0x39).contains($0) }), bytes.count == 12 || bytes[12] == 0x20 else {
+            throw malformed()
+        }
+        let status = digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+        guard status >= 100 else { throw malformed() }
+        let reason = bytes.count > 13 ? String(decoding: bytes[13...], as: UTF8.self) : ""
+        return (Int(bytes[7] - 0x30), status, reason)
+    }
+
+    static func fields<Lines: Sequence>(from lines: Lines, limit: Int, section: String) throws -> HTTPHeaders
+    where Lines.Element == String {
+        var headers = HTTPHeaders()
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":") else {
+                throw SesameError(.protocolError, "\(section) line without a colon: '\(String(line.prefix(80)))'")
+            }
+            let name = line[..<colon]
+            guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else {
+                let shown = String(name.prefix(80))
+                throw SesameError(
+                    .protocolError,
+                    name.last == " " || name.last == "\t"
+                        ? "whitespace between the \(section) name '\(shown.trimmingSpaces())' and its colon"
+                        : "invalid \(section) name '\(shown)'"
+                )
+            }
+            let value = line[line.index(after: colon)...].trimmingSpaces()
+            guard !value.utf8.contains(0) else {
+                throw SesameError(.protocolError, "a NUL byte in the value of \(section) '\(name)'")
+            }
+            headers.add(name: String(name), value: value)
+        }
+        return headers
+    }
+
+    static func chunkSize(_ line: [UInt8]) throws -> UInt64 {
+        var size: UInt64 = 0
+        var digits = 0
+        var index = 0
+        while index < line.count, let value = hexValue(line[index]) {
+            digits += 1
+            guard digits <= 16 else { throw SesameError(.protocolError, "chunk size is too large") }
+            size = size << 4 | UInt64(value)
+            index += 1
+        }
+        guard digits > 0 else {
+            throw SesameError(
+                .protocolError,
+                "chunk size '\(String(decoding: line.prefix(40), as: UTF8.self))' is not hexadecimal"
+            )
+        }
+        // What may follow: optional whitespace, then ";" chunk extensions (ignored).
+        while index < line.count, line[index] == 0x20 || line[index] == 0x09 { index += 1 }
+        guard index == line.count || line[index] == 0x3B else {
+            throw SesameError(
+                .protocolError,
+                "chunk size '\(String(decoding: line.prefix(40), as: UTF8.self))' is not hexadecimal"
+            )
+        }
+        return size
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 0x30...0x39: return byte - 0x30
+        case 0x41...0x46: return byte - 0x41 + 10
+        case 0x61...0x66: return byte - 0x61 + 10
+        default: return nil
+        }
+    }
+
+    private func protocolError(_ detail: String) -> SesameError { SesameError(.protocolError, detail) }
+
+    private mutating func compact() {
+        if position == buffer.count {
+            buffer.removeAll(keepingCapacity: buffer.count < 1 << 16)
+            position = 0
+        } else if position > 1 << 16 {
+            buffer.removeFirst(position)
+            position = 0
+        }
+    }
+}
+
+/// RFC 9110 token characters.
+func isTokenByte(_ byte: UInt8) -> Bool {
+    switch byte {
+    case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: return true
+    case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+        UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+        UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+        return true
+    default: return false
+    }
+}
+
+extension Character {
+    var isASCIIDigit: Bool { isASCII && isNumber }
+}
