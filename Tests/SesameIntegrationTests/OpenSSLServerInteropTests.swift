@@ -18,7 +18,7 @@ import Testing
     }
 
     /// `s_server -www` answers an HTTP/1.0 request with a status page and closes.
-    func fetchStatusPage(_ connection: TLSConnection) async throws -> String {
+    func fetchStatusPage(_ connection: Connection) async throws -> String {
         try await connection.write(Array("GET / HTTP/1.0\r\n\r\n".utf8))
         var received: [UInt8] = []
         while true {
@@ -37,16 +37,16 @@ import Testing
             try? await Task.sleep(for: .milliseconds(200))
             return request.evaluateWithDefaultPolicy().isTrusted
         })
-        let connection = try await TLSConnection.connect(
+        let connection = try await Connection.connect(
             host: "localhost",
             port: server.port,
-            configuration: configuration,
+            tls: configuration,
             hooks: hooks
         )
         let page = try await fetchStatusPage(connection)
         await connection.close()
         #expect(page.hasPrefix("HTTP/1.0 200 ok"))
-        #expect(connection.info.protocolVersion == (version == .tls12 ? "TLSv1.2" : "TLSv1.3"))
+        #expect(connection.tlsInfo?.protocolVersion == (version == .tls12 ? "TLSv1.2" : "TLSv1.3"))
     }
 
     @Test(arguments: [OpenSSLServer.Version.tls12, .tls13])
@@ -59,10 +59,10 @@ import Testing
             requests.append(request)
             return identity
         })
-        let connection = try await TLSConnection.connect(
+        let connection = try await Connection.connect(
             host: "localhost",
             port: server.port,
-            configuration: configuration,
+            tls: configuration,
             hooks: hooks
         )
         let page = try await fetchStatusPage(connection)
@@ -77,10 +77,10 @@ import Testing
         let server = try await OpenSSLServer(pki: Self.pki, version: version, requireClientCertificate: true)
         defer { server.stop() }
         let error = await #expect(throws: SesameError.self) {
-            let connection = try await TLSConnection.connect(
+            let connection = try await Connection.connect(
                 host: "localhost",
                 port: server.port,
-                configuration: configuration
+                tls: configuration
             )
             _ = try await fetchStatusPage(connection)
         }
@@ -92,10 +92,10 @@ import Testing
         defer { server.stop() }
         let rogue = try Self.pki.clientCertificate(commonName: "rogue", issuer: Self.pki.untrustedRoot).identity()
         let error = await #expect(throws: SesameError.self) {
-            _ = try await TLSConnection.connect(
+            _ = try await Connection.connect(
                 host: "localhost",
                 port: server.port,
-                configuration: configuration,
+                tls: configuration,
                 hooks: TLSHandshakeHooks(clientCertificate: { _ in rogue })
             )
         }

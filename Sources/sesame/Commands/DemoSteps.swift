@@ -17,14 +17,16 @@ enum DemoSteps {
             demo.say("delegate evaluated against the private anchor: \(evaluation); answering after 300 ms")
             return evaluation.isTrusted
         })
-        let connection = try await TLSConnection.connect(
+        let connection = try await Connection.connect(
             host: "localhost",
             port: server.port,
-            configuration: demo.privateAnchorConfiguration,
+            tls: demo.privateAnchorConfiguration,
             hooks: hooks
         )
         let body = try await request(connection)
-        demo.say("connected: \(connection.info); response: \(body.split(separator: "\n").first ?? "")")
+        demo.say(
+            "connected: \(connection.tlsInfo.map(String.init(describing:)) ?? "plain TCP"); response: \(body.split(separator: "\n").first ?? "")"
+        )
         try expect(body.hasPrefix("hello"), "unexpected response \(body)")
     }
 
@@ -32,10 +34,10 @@ enum DemoSteps {
         let server = try LocalTLSServer(.init(identity: try demo.pki.untrustedLeaf()))
         defer { server.shutdown() }
         do {
-            _ = try await TLSConnection.connect(
+            _ = try await Connection.connect(
                 host: "localhost",
                 port: server.port,
-                configuration: demo.privateAnchorConfiguration
+                tls: demo.privateAnchorConfiguration
             )
             throw DemoFailure("an untrusted server was accepted")
         } catch let error as SesameError {
@@ -67,7 +69,7 @@ enum DemoSteps {
             )
             return matches
         })
-        let connection = try await TLSConnection.connect(host: "localhost", port: server.port, hooks: hooks)
+        let connection = try await Connection.connect(host: "localhost", port: server.port, hooks: hooks)
         let body = try await request(connection)
         try expect(body.hasPrefix("hello"), "unexpected response \(body)")
     }
@@ -88,10 +90,10 @@ enum DemoSteps {
             )
             return identity
         })
-        let connection = try await TLSConnection.connect(
+        let connection = try await Connection.connect(
             host: "localhost",
             port: server.port,
-            configuration: demo.privateAnchorConfiguration,
+            tls: demo.privateAnchorConfiguration,
             hooks: hooks
         )
         let body = try await request(connection)
@@ -109,20 +111,22 @@ enum DemoSteps {
                 demo.say("connection \(attempt): trust decision asked (resumed session: \(request.isResumedSession))")
                 return request.evaluateWithDefaultPolicy().isTrusted
             })
-            let connection = try await TLSConnection.connect(
+            let connection = try await Connection.connect(
                 host: "localhost",
                 port: server.port,
-                configuration: configuration,
+                tls: configuration,
                 hooks: hooks
             )
             _ = try await request(connection)
-            demo.say("connection \(attempt): \(connection.info)")
-            if attempt == 2 { try expect(connection.info.isSessionReused, "the second connection did not resume") }
+            demo.say("connection \(attempt): \(connection.tlsInfo.map(String.init(describing:)) ?? "plain TCP")")
+            if attempt == 2 {
+                try expect(connection.tlsInfo?.isSessionReused == true, "the second connection did not resume")
+            }
         }
     }
 
     /// One HTTP/1.1 request; returns the body.
-    static func request(_ connection: TLSConnection) async throws -> String {
+    static func request(_ connection: Connection) async throws -> String {
         try await connection.write(
             Array("GET / HTTP/1.1\r\nHost: \(connection.host)\r\nConnection: close\r\n\r\n".utf8)
         )

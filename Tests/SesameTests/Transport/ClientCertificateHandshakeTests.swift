@@ -40,10 +40,10 @@ import Testing
                 return identity
             }
         )
-        let connection = try await TLSConnection.connect(
+        let connection = try await Connection.connect(
             host: "localhost",
             port: tlsServer.port,
-            configuration: trustingTestRoot(),
+            tls: trustingTestRoot(),
             hooks: hooks
         )
         let body = try await exchange(connection)
@@ -52,7 +52,7 @@ import Testing
         #expect(order.all == ["trust", "client certificate"])
         #expect(requests.all.first?.acceptableIssuers == [sharedPKI.clientCA.certificate.subject])
         #expect(body.contains("CN=alice"))
-        #expect(connection.info.clientCertificate == client.certificate)
+        #expect(connection.tlsInfo?.clientCertificate == client.certificate)
         let record = try #require(await tlsServer.finishedConnections(atLeast: 1).first)
         #expect(record.clientCertificateSubject?.contains("CN=alice") == true)
     }
@@ -69,10 +69,10 @@ import Testing
         let identity = try client.identity()
         #expect(identity.intermediates == [pki.intermediate.certificate])
         let hooks = TLSHandshakeHooks(clientCertificate: { _ in identity })
-        let connection = try await TLSConnection.connect(
+        let connection = try await Connection.connect(
             host: "localhost",
             port: tlsServer.port,
-            configuration: trustingTestRoot(),
+            tls: trustingTestRoot(),
             hooks: hooks
         )
         let body = try await exchange(connection)
@@ -84,10 +84,10 @@ import Testing
         let tlsServer = try mutualTLSServer(version: .tls12)
         defer { tlsServer.shutdown() }
         let error = await #expect(throws: SesameError.self) {
-            _ = try await TLSConnection.connect(
+            _ = try await Connection.connect(
                 host: "localhost",
                 port: tlsServer.port,
-                configuration: trustingTestRoot()
+                tls: trustingTestRoot()
             )
         }
         #expect(error?.code == .clientCertificateRequired)
@@ -96,10 +96,10 @@ import Testing
     @Test func tls13WithoutACertificateFailsOnTheFirstRead() async throws {
         let tlsServer = try mutualTLSServer(version: .tls13)
         defer { tlsServer.shutdown() }
-        let connection = try await TLSConnection.connect(
+        let connection = try await Connection.connect(
             host: "localhost",
             port: tlsServer.port,
-            configuration: trustingTestRoot()
+            tls: trustingTestRoot()
         )
         let error = await #expect(throws: SesameError.self) { _ = try await exchange(connection) }
         #expect(error?.code == .clientCertificateRequired)
@@ -114,10 +114,10 @@ import Testing
         let rogue = try sharedPKI.clientCertificate(commonName: "rogue", issuer: sharedPKI.untrustedRoot).identity()
         let hooks = TLSHandshakeHooks(clientCertificate: { _ in rogue })
         let error = await #expect(throws: SesameError.self) {
-            let connection = try await TLSConnection.connect(
+            let connection = try await Connection.connect(
                 host: "localhost",
                 port: tlsServer.port,
-                configuration: trustingTestRoot(),
+                tls: trustingTestRoot(),
                 hooks: hooks
             )
             _ = try await exchange(connection)
@@ -133,10 +133,10 @@ import Testing
             asked.append(request)
             return nil
         })
-        let connection = try await TLSConnection.connect(
+        let connection = try await Connection.connect(
             host: "localhost",
             port: tlsServer.port,
-            configuration: trustingTestRoot(),
+            tls: trustingTestRoot(),
             hooks: hooks
         )
         let body = try await exchange(connection)

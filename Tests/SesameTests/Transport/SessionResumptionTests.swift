@@ -30,31 +30,31 @@ import Testing
             return false
         })
 
-        let first = try await TLSConnection.connect(
+        let first = try await Connection.connect(
             host: "localhost",
             port: tlsServer.port,
-            configuration: configuration,
+            tls: configuration,
             hooks: accept
         )
         _ = try await exchange(first)  // TLS 1.3 tickets arrive with the first read
         await first.close()
-        #expect(!first.info.isSessionReused)
+        #expect(first.tlsInfo?.isSessionReused == false)
 
-        let second = try await TLSConnection.connect(
+        let second = try await Connection.connect(
             host: "localhost",
             port: tlsServer.port,
-            configuration: configuration,
+            tls: configuration,
             hooks: accept
         )
         _ = try await exchange(second)
         await second.close()
-        #expect(second.info.isSessionReused)
+        #expect(second.tlsInfo?.isSessionReused == true)
 
         let error = await #expect(throws: SesameError.self) {
-            _ = try await TLSConnection.connect(
+            _ = try await Connection.connect(
                 host: "localhost",
                 port: tlsServer.port,
-                configuration: configuration,
+                tls: configuration,
                 hooks: reject
             )
         }
@@ -76,15 +76,15 @@ import Testing
         let hooks = TLSHandshakeHooks(clientCertificate: { _ in identity })
         let configuration = configuration("mtls")
         for _ in 0..<2 {
-            let connection = try await TLSConnection.connect(
+            let connection = try await Connection.connect(
                 host: "localhost",
                 port: tlsServer.port,
-                configuration: configuration,
+                tls: configuration,
                 hooks: hooks
             )
             _ = try await exchange(connection)
             await connection.close()
-            #expect(!connection.info.isSessionReused)
+            #expect(connection.tlsInfo?.isSessionReused == false)
         }
     }
 
@@ -94,14 +94,14 @@ import Testing
         var configuration = configuration("off")
         configuration.sessionResumption = false
         for _ in 0..<2 {
-            let connection = try await TLSConnection.connect(
+            let connection = try await Connection.connect(
                 host: "localhost",
                 port: tlsServer.port,
-                configuration: configuration
+                tls: configuration
             )
             _ = try await exchange(connection)
             await connection.close()
-            #expect(!connection.info.isSessionReused)
+            #expect(connection.tlsInfo?.isSessionReused == false)
         }
     }
 }

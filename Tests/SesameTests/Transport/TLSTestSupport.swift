@@ -18,7 +18,7 @@ func trustingTestRoot(_ pki: TestPKI = sharedPKI) -> TLSConfiguration {
 }
 
 /// Writes a minimal HTTP/1.1 request and reads until the response body named by Content-Length arrived.
-func exchange(_ connection: TLSConnection, path: String = "/") async throws -> String {
+func exchange(_ connection: Connection, path: String = "/") async throws -> String {
     try await connection.write(Array("GET \(path) HTTP/1.1\r\nHost: \(connection.host)\r\n\r\n".utf8))
     var received: [UInt8] = []
     while true {

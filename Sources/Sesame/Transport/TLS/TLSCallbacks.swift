@@ -4,13 +4,13 @@ internal import CSesameShims
 /// Captureless C trampolines: find the connection through `SSL` ex_data, let its state machine
 /// decide, and return a C code. They never call back into `SSL_*` for the same handshake.
 enum TLSCallbacks {
-    /// The `SSL` ex_data slot holding an unretained `TLSConnection`. The connection frees its `SSL`
+    /// The `SSL` ex_data slot holding an unretained `Connection`. The connection frees its `SSL`
     /// before it is deallocated, so the pointer is valid whenever OpenSSL can call back.
     static let connectionIndex: Int32 = CSesameShims_SSL_get_ex_new_index()
 
-    static func connection(for ssl: OpaquePointer?) -> TLSConnection? {
+    static func connection(for ssl: OpaquePointer?) -> Connection? {
         guard let ssl, let raw = SSL_get_ex_data(ssl, connectionIndex) else { return nil }
-        return Unmanaged<TLSConnection>.fromOpaque(raw).takeUnretainedValue()
+        return Unmanaged<Connection>.fromOpaque(raw).takeUnretainedValue()
     }
 
     /// `SSL_CTX_set_cert_verify_callback`: replaces chain verification with the decision machinery.

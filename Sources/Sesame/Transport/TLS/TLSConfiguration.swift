@@ -22,8 +22,6 @@ public struct TLSConfiguration: Hashable, Sendable {
     /// Whether sessions may be resumed. A resumed session is never trusted on the strength of the
     /// earlier handshake: its stored chain goes through the same trust decision again.
     public var sessionResumption: Bool = true
-    /// Time allowed for the TCP connection.
-    public var connectTimeout: Duration = .seconds(30)
     /// Time allowed for the handshake's network exchanges. Time spent waiting for an asynchronous
     /// trust or client-certificate decision does not count.
     public var handshakeTimeout: Duration = .seconds(30)

@@ -4,7 +4,7 @@ import Foundation
 
 // Moving bytes: socket events, ciphertext to and from the kernel, and decrypted reads and writes.
 // Everything here runs on the connection's event loop.
-extension TLSConnection {
+extension Connection {
     // MARK: Events
 
     func socketEvent(_ events: UInt32) {
@@ -15,11 +15,19 @@ extension TLSConnection {
     }
 
     func readFromSocket() {
-        guard let socket, let readBIO, !socketEOF else { return }
+        guard let socket, !socketEOF else { return }
         let buffer = loop.readBuffer
         switch socket.read(into: buffer) {
         case .done(let count):
-            _ = BIO_write(readBIO, buffer.baseAddress, Int32(count))
+            if let readBIO {
+                _ = BIO_write(readBIO, buffer.baseAddress, Int32(count))
+            } else {
+                if inboundOffset == inbound.count {
+                    inbound.removeAll(keepingCapacity: true)
+                    inboundOffset = 0
+                }
+                inbound.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            }
         case .wouldBlock:
             break
         case .endOfFile:
@@ -37,6 +45,10 @@ extension TLSConnection {
     /// Fails with the reason the peer gave (an alert it sent before closing), else with `fallback`.
     func failExplained(_ fallback: SesameError) {
         guard phase != .closed else { return }
+        guard usesTLS else {
+            fail(fallback)
+            return
+        }
         while !socketEOF, phase != .closed {
             let before = BIO_ctrl_pending(readBIO)
             readFromSocket()
@@ -105,11 +117,11 @@ extension TLSConnection {
 
     // MARK: Output
 
-    /// Moves ciphertext from OpenSSL to the kernel; completes writes once everything left.
+    /// Moves bytes (ciphertext from OpenSSL, or plain bytes) to the kernel; completes writes once
+    /// everything left.
     func flushOutbound() {
-        guard let writeBIO, let socket else { return }
-        let pending = Int(BIO_ctrl_pending(writeBIO))
-        if pending > 0 {
+        guard let socket else { return }
+        if let writeBIO, case let pending = Int(BIO_ctrl_pending(writeBIO)), pending > 0 {
             if outboundOffset == outbound.count {
                 outbound.removeAll(keepingCapacity: true)
                 outboundOffset = 0
@@ -148,10 +160,21 @@ extension TLSConnection {
     }
 
     func startWrite(_ bytes: [UInt8], continuation: CheckedContinuation<Void, any Error>) {
-        guard phase == .established, let ssl else {
+        guard phase == .established else {
             continuation.resume(
                 throwing: failure ?? SesameError(.connectionClosed, "\(host):\(port): the connection is closed")
             )
+            return
+        }
+        guard let ssl else {
+            if outboundOffset == outbound.count {
+                outbound.removeAll(keepingCapacity: true)
+                outboundOffset = 0
+            }
+            outbound.append(contentsOf: bytes)
+            pendingWrites.append(continuation)
+            flushOutbound()
+            updateInterest()
             return
         }
         var offset = 0
@@ -190,7 +213,11 @@ extension TLSConnection {
     }
 
     func serveRead() {
-        guard let (maxLength, continuation) = pendingRead, let ssl else { return }
+        guard let (maxLength, continuation) = pendingRead else { return }
+        guard let ssl else {
+            servePlainRead(maxLength: maxLength, continuation: continuation)
+            return
+        }
         OpenSSLErrorStack.clear()
         var count: Int32 = 0
         let buffer = [UInt8](unsafeUninitializedCapacity: maxLength) { storage, initialized in
@@ -221,6 +248,23 @@ extension TLSConnection {
                 endOfStream(closeNotify: false)
             } else {
                 fail(mapTLSError(code, stack, during: "read"))
+            }
+        }
+    }
+
+    private func servePlainRead(maxLength: Int, continuation: CheckedContinuation<[UInt8], any Error>) {
+        if inboundOffset < inbound.count {
+            let end = min(inbound.count, inboundOffset + maxLength)
+            let bytes = Array(inbound[inboundOffset..<end])
+            inboundOffset = end
+            pendingRead = nil
+            continuation.resume(returning: bytes)
+        } else if socketEOF {
+            if let socketError {
+                fail(socketError)
+            } else {
+                pendingRead = nil
+                continuation.resume(returning: [])
             }
         }
     }

@@ -1,6 +1,6 @@
 internal import COpenSSL
 
-extension TLSConnection {
+extension Connection {
     /// Turns an OpenSSL failure into a specific ``SesameError``: trust, client certificate, or the
     /// TLS reasons themselves.
     func mapTLSError(_ code: Int32, _ stack: OpenSSLErrorStack, during operation: String) -> SesameError {

@@ -13,18 +13,18 @@ import Testing
         let tlsServer = try LocalTLSServer(server)
         defer { tlsServer.shutdown() }
 
-        let connection = try await TLSConnection.connect(
+        let connection = try await Connection.connect(
             host: "localhost",
             port: tlsServer.port,
-            configuration: trustingTestRoot()
+            tls: trustingTestRoot()
         )
         let body = try await exchange(connection)
         await connection.close()
 
         #expect(body.contains("client: none"))
-        #expect(connection.info.protocolVersion == version.description)
-        #expect(connection.info.peerChain.first?.subject.commonName == "localhost")
-        #expect(connection.info.peerChain.count == 2)
+        #expect(connection.tlsInfo?.protocolVersion == version.description)
+        #expect(connection.tlsInfo?.peerChain.first?.subject.commonName == "localhost")
+        #expect(connection.tlsInfo?.peerChain.count == 2)
         let record = try #require(await tlsServer.finishedConnections(atLeast: 1).first)
         #expect(record.serverName == "localhost")
         #expect(record.clientSentCloseNotify)
@@ -37,13 +37,13 @@ import Testing
         defer { tlsServer.shutdown() }
         var configuration = trustingTestRoot()
         configuration.applicationProtocols = ["h2", "http/1.1"]
-        let connection = try await TLSConnection.connect(
+        let connection = try await Connection.connect(
             host: "localhost",
             port: tlsServer.port,
-            configuration: configuration
+            tls: configuration
         )
         await connection.close()
-        #expect(connection.info.applicationProtocol == "http/1.1")
+        #expect(connection.tlsInfo?.applicationProtocol == "http/1.1")
     }
 
     @Test func minimumVersionAboveTheServersMaximumFails() async throws {
@@ -54,17 +54,17 @@ import Testing
         var configuration = trustingTestRoot()
         configuration.minimumVersion = .tls13
         await #expect(throws: SesameError(.tlsHandshakeFailed, "")) {
-            _ = try await TLSConnection.connect(host: "localhost", port: tlsServer.port, configuration: configuration)
+            _ = try await Connection.connect(host: "localhost", port: tlsServer.port, tls: configuration)
         }
     }
 
     @Test func ipLiteralsConnectWithoutServerNameAndMatchIPSANs() async throws {
         let tlsServer = try LocalTLSServer(.init(identity: try sharedPKI.leaf()))
         defer { tlsServer.shutdown() }
-        let connection = try await TLSConnection.connect(
+        let connection = try await Connection.connect(
             host: "127.0.0.1",
             port: tlsServer.port,
-            configuration: trustingTestRoot()
+            tls: trustingTestRoot()
         )
         _ = try await exchange(connection)
         await connection.close()
@@ -78,25 +78,25 @@ import Testing
         server.useIPv6 = true
         let tlsServer = try LocalTLSServer(server)
         defer { tlsServer.shutdown() }
-        let connection = try await TLSConnection.connect(
+        let connection = try await Connection.connect(
             host: host,
             port: tlsServer.port,
-            configuration: trustingTestRoot()
+            tls: trustingTestRoot()
         )
         let body = try await exchange(connection)
         await connection.close()
         #expect(body.hasPrefix("hello"))
-        #expect(connection.info.remoteAddress.hasPrefix("[::1]:"))
+        #expect(connection.tlsInfo?.remoteAddress.hasPrefix("[::1]:") == true)
     }
 
     @Test func defaultHandlingRejectsAnUntrustedChainBeforeAnyApplicationByte() async throws {
         let tlsServer = try LocalTLSServer(.init(identity: try sharedPKI.untrustedLeaf()))
         defer { tlsServer.shutdown() }
         let error = await #expect(throws: SesameError.self) {
-            _ = try await TLSConnection.connect(
+            _ = try await Connection.connect(
                 host: "localhost",
                 port: tlsServer.port,
-                configuration: trustingTestRoot()
+                tls: trustingTestRoot()
             )
         }
         #expect(error?.code == .serverTrustRejected)
@@ -121,10 +121,10 @@ import Testing
         let tlsServer = try LocalTLSServer(.init(identity: leaf))
         defer { tlsServer.shutdown() }
         let error = await #expect(throws: SesameError.self) {
-            _ = try await TLSConnection.connect(
+            _ = try await Connection.connect(
                 host: "localhost",
                 port: tlsServer.port,
-                configuration: trustingTestRoot()
+                tls: trustingTestRoot()
             )
         }
         #expect(error?.code == .serverTrustRejected)
@@ -140,10 +140,10 @@ import Testing
             return false
         })
         let error = await #expect(throws: SesameError.self) {
-            _ = try await TLSConnection.connect(
+            _ = try await Connection.connect(
                 host: "localhost",
                 port: tlsServer.port,
-                configuration: trustingTestRoot(),
+                tls: trustingTestRoot(),
                 hooks: hooks
             )
         }
@@ -163,7 +163,7 @@ import Testing
         // The seeds' "compare with the bundled certificate" flow.
         let bundled = selfSigned.certificate
         let hooks = TLSHandshakeHooks(serverTrust: { request in request.peerChain.first == bundled })
-        let connection = try await TLSConnection.connect(host: "localhost", port: tlsServer.port, hooks: hooks)
+        let connection = try await Connection.connect(host: "localhost", port: tlsServer.port, hooks: hooks)
         let body = try await exchange(connection)
         await connection.close()
         #expect(body.hasPrefix("hello"))
@@ -183,10 +183,10 @@ import Testing
             return request.evaluateWithDefaultPolicy().isTrusted
         })
         let slow = Task {
-            let connection = try await TLSConnection.connect(
+            let connection = try await Connection.connect(
                 host: "localhost",
                 port: tlsServer.port,
-                configuration: trustingTestRoot(),
+                tls: trustingTestRoot(),
                 hooks: slowHooks,
                 on: loop
             )
@@ -197,10 +197,10 @@ import Testing
         }
         while !events.all.contains("slow asked") { try await Task.sleep(for: .milliseconds(5)) }
 
-        let fast = try await TLSConnection.connect(
+        let fast = try await Connection.connect(
             host: "localhost",
             port: tlsServer.port,
-            configuration: trustingTestRoot(),
+            tls: trustingTestRoot(),
             on: loop
         )
         let fastBody = try await exchange(fast)
@@ -234,10 +234,10 @@ import Testing
             return true
         })
         let task = Task {
-            try await TLSConnection.connect(
+            try await Connection.connect(
                 host: "localhost",
                 port: tlsServer.port,
-                configuration: trustingTestRoot(),
+                tls: trustingTestRoot(),
                 hooks: hooks
             )
         }
@@ -254,7 +254,7 @@ import Testing
         var configuration = trustingTestRoot()
         configuration.handshakeTimeout = .milliseconds(300)
         let error = await #expect(throws: SesameError.self) {
-            _ = try await TLSConnection.connect(host: "127.0.0.1", port: silent.port, configuration: configuration)
+            _ = try await Connection.connect(host: "127.0.0.1", port: silent.port, tls: configuration)
         }
         #expect(error?.code == .timeout)
     }
@@ -262,7 +262,7 @@ import Testing
     @Test func aRefusedPortIsAConnectError() async throws {
         let port = LoopbackPort.unused()
         let error = await #expect(throws: SesameError.self) {
-            _ = try await TLSConnection.connect(host: "127.0.0.1", port: port, configuration: trustingTestRoot())
+            _ = try await Connection.connect(host: "127.0.0.1", port: port, tls: trustingTestRoot())
         }
         #expect(error?.code == .connectFailed)
         #expect(error?.detail.contains("refused") == true)
@@ -270,7 +270,7 @@ import Testing
 
     @Test func anUnknownHostIsANameResolutionError() async throws {
         let error = await #expect(throws: SesameError.self) {
-            _ = try await TLSConnection.connect(host: "no-such-host.invalid", port: 443)
+            _ = try await Connection.connect(host: "no-such-host.invalid", port: 443)
         }
         #expect(error?.code == .nameResolutionFailed)
     }
@@ -281,10 +281,10 @@ import Testing
         server.respond = { _ in payload }
         let tlsServer = try LocalTLSServer(server)
         defer { tlsServer.shutdown() }
-        let connection = try await TLSConnection.connect(
+        let connection = try await Connection.connect(
             host: "localhost",
             port: tlsServer.port,
-            configuration: trustingTestRoot()
+            tls: trustingTestRoot()
         )
         try await connection.write(Array("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8))
         var received = 0
@@ -388,10 +388,13 @@ final class SilentTCPServer: Sendable {
             fillers.append(client)
         }
         try await Task.sleep(for: .milliseconds(50))
-        var configuration = trustingTestRoot()
-        configuration.connectTimeout = .milliseconds(300)
         let error = await #expect(throws: SesameError.self) {
-            _ = try await TLSConnection.connect(host: "127.0.0.1", port: port, configuration: configuration)
+            _ = try await Connection.connect(
+                host: "127.0.0.1",
+                port: port,
+                tls: trustingTestRoot(),
+                connectTimeout: .milliseconds(300)
+            )
         }
         #expect(error?.code == .connectTimeout)
     }

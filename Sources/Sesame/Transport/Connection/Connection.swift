@@ -3,21 +3,21 @@ internal import CSesameShims
 import Foundation
 import Synchronization
 
-/// A TLS client connection on an ``EventLoop``, whose handshake suspends for asynchronous
-/// decisions.
+/// A client connection on an ``EventLoop``: plain TCP, or TLS whose handshake suspends for
+/// asynchronous decisions.
 ///
-/// When the server's chain arrives the handshake stops (`SSL_set_retry_verify`) until
+/// With TLS, when the server's chain arrives the handshake stops (`SSL_set_retry_verify`) until
 /// ``TLSHandshakeHooks/serverTrust`` answers; when the server asks for a client certificate it stops
 /// (`SSL_ERROR_WANT_X509_LOOKUP`) until ``TLSHandshakeHooks/clientCertificate`` answers. While it
 /// waits, the socket is not polled (no CPU) and every other connection on the loop proceeds.
-/// ``connect(host:port:configuration:hooks:on:)`` returns only after both decisions and the
+/// ``connect(host:port:tls:hooks:connectTimeout:on:)`` returns only after both decisions and the
 /// handshake are complete, so no application byte is ever written before them. A resumed session
 /// goes through the trust decision again on its stored chain.
 ///
 /// TLS runs over memory BIOs: OpenSSL never touches the socket, which makes back-pressure explicit.
 /// ``read(maxLength:)`` reads from the socket only while a read is waiting; ``write(_:)`` returns
 /// when the bytes were handed to the kernel.
-public final class TLSConnection: @unchecked Sendable {
+public final class Connection: @unchecked Sendable {
     // @unchecked: every `var` below is touched only on `loop` (each entry point hops there and the
     // callbacks run inside SSL calls made on the loop); `infoBox` is locked; the rest is immutable.
     let loop: EventLoop
@@ -25,9 +25,12 @@ public final class TLSConnection: @unchecked Sendable {
     public let host: String
     /// The port.
     public let port: Int
+    /// TLS settings; meaningful only when ``usesTLS``.
     let configuration: TLSConfiguration
+    let usesTLS: Bool
+    let connectTimeout: Duration
     let hooks: TLSHandshakeHooks
-    let context: TLSContext
+    let context: TLSContext?
     let sessionKey: String
 
     var phase: Phase = .idle
@@ -51,7 +54,11 @@ public final class TLSConnection: @unchecked Sendable {
     var pendingWrites: [CheckedContinuation<Void, any Error>] = []
     var outbound: [UInt8] = []
     var outboundOffset = 0
+    /// Received bytes not yet read, for plain TCP (with TLS they wait inside OpenSSL).
+    var inbound: [UInt8] = []
+    var inboundOffset = 0
     private let infoBox = LockedValue<TLSConnectionInfo?>(nil)
+    private let addressBox = LockedValue<String>("unknown")
     let closedWithoutNotifyBox = Atomic<Bool>(false)
 
     enum Phase: Equatable {
@@ -65,14 +72,17 @@ public final class TLSConnection: @unchecked Sendable {
     init(
         host: String,
         port: Int,
-        configuration: TLSConfiguration,
+        tls: TLSConfiguration?,
         hooks: TLSHandshakeHooks,
-        context: TLSContext,
+        context: TLSContext?,
+        connectTimeout: Duration,
         loop: EventLoop
     ) {
         self.host = host
         self.port = port
-        self.configuration = configuration
+        self.configuration = tls ?? .makeClientConfiguration()
+        self.usesTLS = tls != nil
+        self.connectTimeout = connectTimeout
         self.hooks = hooks
         self.context = context
         self.loop = loop
@@ -85,12 +95,14 @@ public final class TLSConnection: @unchecked Sendable {
 
     // MARK: - Public API
 
-    /// Resolves `host`, connects, and completes the TLS handshake including every decision.
+    /// Resolves `host`, connects, and (unless `tls` is nil) completes the TLS handshake including
+    /// every decision.
     /// - Parameters:
     ///   - host: DNS name or IP literal (IPv6 with or without brackets). SNI is sent for names only.
     ///   - port: TCP port.
-    ///   - configuration: versions, ALPN, trust roots, timeouts.
+    ///   - tls: versions, ALPN, trust roots, handshake timeout; `nil` for plain TCP.
     ///   - hooks: the asynchronous decisions; default handling when a hook is `nil`.
+    ///   - connectTimeout: time allowed for the TCP connection (all resolved addresses together).
     ///   - loop: the event loop that will own the connection.
     /// - Throws: ``SesameError`` with code ``SesameError/Code/serverTrustRejected``,
     ///   ``SesameError/Code/clientCertificateRequired``, ``SesameError/Code/connectTimeout``, ...;
@@ -98,19 +110,21 @@ public final class TLSConnection: @unchecked Sendable {
     public static func connect(
         host: String,
         port: Int,
-        configuration: TLSConfiguration = .makeClientConfiguration(),
+        tls: TLSConfiguration? = .makeClientConfiguration(),
         hooks: TLSHandshakeHooks = .default,
+        connectTimeout: Duration = .seconds(30),
         on loop: EventLoop = .shared
-    ) async throws -> TLSConnection {
+    ) async throws -> Connection {
         guard (1...65535).contains(port) else { throw SesameError(.invalidArgument, "port \(port) is out of range") }
         let addresses = try await Resolver.resolve(host: host, port: port)
-        let context = try TLSContext.shared(for: configuration)
-        let connection = TLSConnection(
+        let context = try tls.map { try TLSContext.shared(for: $0) }
+        let connection = Connection(
             host: host,
             port: port,
-            configuration: configuration,
+            tls: tls,
             hooks: hooks,
             context: context,
+            connectTimeout: connectTimeout,
             loop: loop
         )
         try await withTaskCancellationHandler {
@@ -126,11 +140,11 @@ public final class TLSConnection: @unchecked Sendable {
         return connection
     }
 
-    /// What the handshake agreed on.
-    public var info: TLSConnectionInfo {
-        // safe: set before `connect` returns, and `connect` is the only way to get a connection.
-        infoBox.withLock { $0! }
-    }
+    /// What the TLS handshake agreed on; `nil` for plain TCP.
+    public var tlsInfo: TLSConnectionInfo? { infoBox.withLock { $0 } }
+
+    /// The peer's address, e.g. "127.0.0.1:443" or "[::1]:443".
+    public var remoteAddressDescription: String { addressBox.withLock { $0 } }
 
     /// True when the peer ended the stream without a TLS close_notify (a possible truncation).
     public var closedWithoutNotify: Bool { closedWithoutNotifyBox.load(ordering: .relaxed) }
@@ -199,7 +213,7 @@ public final class TLSConnection: @unchecked Sendable {
             }
         }
         self.connector = connector
-        connector.start(timeout: configuration.connectTimeout)
+        connector.start(timeout: connectTimeout)
     }
 
     private func tcpConnected(_ socket: Socket, _ address: SocketAddress) {
@@ -209,8 +223,9 @@ public final class TLSConnection: @unchecked Sendable {
         }
         self.socket = socket
         self.remoteAddress = address
+        addressBox.withLock { $0 = address.description }
         do {
-            try setUpSSL()
+            if let context { try setUpSSL(context) }
             try loop.register(fd: socket.fd, interest: 0) { [weak self] events in self?.socketEvent(events) }
             registered = true
         } catch let error as SesameError {
@@ -220,13 +235,19 @@ public final class TLSConnection: @unchecked Sendable {
             fail(SesameError(.tlsHandshakeFailed, "\(error)"))
             return
         }
+        guard usesTLS else {
+            phase = .established
+            connectContinuation?.resume()
+            connectContinuation = nil
+            return
+        }
         phase = .handshaking
         armHandshakeTimer()
         driveHandshake()
         updateInterest()
     }
 
-    private func setUpSSL() throws {
+    private func setUpSSL(_ context: TLSContext) throws {
         OpenSSLErrorStack.clear()
         guard let ssl = SSL_new(context.pointer), let readBIO = BIO_new(BIO_s_mem()),
             let writeBIO = BIO_new(BIO_s_mem())

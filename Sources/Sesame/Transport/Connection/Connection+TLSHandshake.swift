@@ -2,7 +2,7 @@ internal import COpenSSL
 internal import CSesameShims
 import Foundation
 
-extension TLSConnection {
+extension Connection {
     // MARK: Called from the C trampolines (inside SSL calls on the loop)
 
     func verifyCallback(chain: @autoclosure () -> [Certificate]) -> TLSHandshakeStateMachine.VerifyAnswer {
@@ -21,6 +21,7 @@ extension TLSConnection {
         guard configuration.sessionResumption, !machine.clientCertificateRequested,
             case .decided(true) = machine.trust
         else { return false }
+        guard let context else { return false }
         context.sessions.store(TLSSessionBox(takingOwnership: session), for: sessionKey)
         return true
     }
