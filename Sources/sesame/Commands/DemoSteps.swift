@@ -5,7 +5,7 @@ import SesameTesting
 /// The demo's steps, each against its own loopback server.
 enum DemoSteps {
     static func serverTrust(_ demo: DemoContext) async throws {
-        let server = try LocalTLSServer(.init(identity: try demo.pki.leaf()))
+        let server = try LocalServer(.init(identity: try demo.pki.leaf()))
         defer { server.shutdown() }
         let hooks = TLSHandshakeHooks(serverTrust: { request in
             demo.say("challenge: server trust for \(request.host):\(request.port), chain:")
@@ -31,7 +31,7 @@ enum DemoSteps {
     }
 
     static func untrusted(_ demo: DemoContext) async throws {
-        let server = try LocalTLSServer(.init(identity: try demo.pki.untrustedLeaf()))
+        let server = try LocalServer(.init(identity: try demo.pki.untrustedLeaf()))
         defer { server.shutdown() }
         do {
             _ = try await Connection.connect(
@@ -52,7 +52,7 @@ enum DemoSteps {
 
     static func bundledCertificate(_ demo: DemoContext) async throws {
         let selfSigned = try demo.pki.selfSignedLeaf()
-        let server = try LocalTLSServer(.init(identity: selfSigned))
+        let server = try LocalServer(.init(identity: selfSigned))
         defer { server.shutdown() }
         // The certificate an app would ship in its bundle.
         let bundledPath = demo.directory.appendingPathComponent("server.cer").path
@@ -75,9 +75,9 @@ enum DemoSteps {
     }
 
     static func clientCertificate(_ demo: DemoContext) async throws {
-        var configuration = LocalTLSServer.Configuration(identity: try demo.pki.leaf())
+        var configuration = LocalServer.Configuration(identity: try demo.pki.leaf())
         configuration.clientAuthentication = .required(trusting: [demo.pki.clientCA.certificate])
-        let server = try LocalTLSServer(configuration)
+        let server = try LocalServer(configuration)
         defer { server.shutdown() }
         let p12Path = demo.directory.appendingPathComponent("client.p12").path
         try demo.pki.clientCertificate(commonName: "demo-client").pkcs12(password: "demo-pass")
@@ -102,7 +102,7 @@ enum DemoSteps {
     }
 
     static func resumption(_ demo: DemoContext) async throws {
-        let server = try LocalTLSServer(.init(identity: try demo.pki.leaf()))
+        let server = try LocalServer(.init(identity: try demo.pki.leaf()))
         defer { server.shutdown() }
         var configuration = demo.privateAnchorConfiguration
         configuration.applicationProtocols = ["sesame-demo"]  // a context (and session cache) of its own

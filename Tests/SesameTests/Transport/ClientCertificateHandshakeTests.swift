@@ -10,13 +10,13 @@ import Testing
     func mutualTLSServer(
         version: TLSConfiguration.ProtocolVersion,
         required: Bool = true
-    ) throws -> LocalTLSServer {
-        var server = LocalTLSServer.Configuration(identity: try sharedPKI.leaf())
+    ) throws -> LocalServer {
+        var server = LocalServer.Configuration(identity: try sharedPKI.leaf())
         server.minimumVersion = version
         server.maximumVersion = version
         let trusted = [sharedPKI.clientCA.certificate]
         server.clientAuthentication = required ? .required(trusting: trusted) : .optional(trusting: trusted)
-        return try LocalTLSServer(server)
+        return try LocalServer(server)
     }
 
     @Test(arguments: versions)
@@ -61,9 +61,9 @@ import Testing
         // A client certificate issued by an intermediate under the client CA: the server only
         // trusts the client CA, so it needs the intermediate from the client.
         let pki = sharedPKI
-        var server = LocalTLSServer.Configuration(identity: try pki.leaf())
+        var server = LocalServer.Configuration(identity: try pki.leaf())
         server.clientAuthentication = .required(trusting: [pki.root.certificate])
-        let tlsServer = try LocalTLSServer(server)
+        let tlsServer = try LocalServer(server)
         defer { tlsServer.shutdown() }
         let client = try pki.clientCertificate(commonName: "bob", issuer: pki.intermediate)
         let identity = try client.identity()

@@ -7,10 +7,10 @@ import Testing
 @Suite struct TLSConnectionTests {
     @Test(arguments: [TLSConfiguration.ProtocolVersion.tls12, .tls13])
     func handshakeWithPrivateAnchorCompletesARequest(version: TLSConfiguration.ProtocolVersion) async throws {
-        var server = LocalTLSServer.Configuration(identity: try sharedPKI.leaf())
+        var server = LocalServer.Configuration(identity: try sharedPKI.leaf())
         server.minimumVersion = version
         server.maximumVersion = version
-        let tlsServer = try LocalTLSServer(server)
+        let tlsServer = try LocalServer(server)
         defer { tlsServer.shutdown() }
 
         let connection = try await Connection.connect(
@@ -30,10 +30,41 @@ import Testing
         #expect(record.clientSentCloseNotify)
     }
 
+    @Test func plainTCPCarriesTheSameAPI() async throws {
+        let server = try LocalServer(.plainHTTP)
+        defer { server.shutdown() }
+        let connection = try await Connection.connect(host: "localhost", port: server.port, tls: nil)
+        let body = try await exchange(connection)
+        let second = try await exchange(connection, path: "/again")
+        await connection.close()
+        #expect(body.hasPrefix("hello"))
+        #expect(second.hasPrefix("hello"))
+        #expect(connection.tlsInfo == nil)
+        #expect(server.requests.map(\.target) == ["/", "/again"])
+        #expect(server.requests.map(\.connectionIndex) == [0, 0])
+    }
+
+    @Test func aPlainPeerThatClosesEndsTheStream() async throws {
+        var configuration = LocalServer.Configuration.plainHTTP
+        configuration.handler = { _ in .raw("partial", thenClose: true) }
+        let server = try LocalServer(configuration)
+        defer { server.shutdown() }
+        let connection = try await Connection.connect(host: "127.0.0.1", port: server.port, tls: nil)
+        try await connection.write(Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        var received: [UInt8] = []
+        while true {
+            let chunk = try await connection.read()
+            if chunk.isEmpty { break }
+            received += chunk
+        }
+        await connection.close()
+        #expect(String(decoding: received, as: UTF8.self) == "partial")
+    }
+
     @Test func applicationProtocolIsNegotiated() async throws {
-        var server = LocalTLSServer.Configuration(identity: try sharedPKI.leaf())
+        var server = LocalServer.Configuration(identity: try sharedPKI.leaf())
         server.applicationProtocols = ["http/1.1"]
-        let tlsServer = try LocalTLSServer(server)
+        let tlsServer = try LocalServer(server)
         defer { tlsServer.shutdown() }
         var configuration = trustingTestRoot()
         configuration.applicationProtocols = ["h2", "http/1.1"]
@@ -47,9 +78,9 @@ import Testing
     }
 
     @Test func minimumVersionAboveTheServersMaximumFails() async throws {
-        var server = LocalTLSServer.Configuration(identity: try sharedPKI.leaf())
+        var server = LocalServer.Configuration(identity: try sharedPKI.leaf())
         server.maximumVersion = .tls12
-        let tlsServer = try LocalTLSServer(server)
+        let tlsServer = try LocalServer(server)
         defer { tlsServer.shutdown() }
         var configuration = trustingTestRoot()
         configuration.minimumVersion = .tls13
@@ -59,7 +90,7 @@ import Testing
     }
 
     @Test func ipLiteralsConnectWithoutServerNameAndMatchIPSANs() async throws {
-        let tlsServer = try LocalTLSServer(.init(identity: try sharedPKI.leaf()))
+        let tlsServer = try LocalServer(.init(identity: try sharedPKI.leaf()))
         defer { tlsServer.shutdown() }
         let connection = try await Connection.connect(
             host: "127.0.0.1",
@@ -74,9 +105,9 @@ import Testing
 
     @Test(arguments: ["::1", "[::1]"])
     func ipv6LoopbackWorks(host: String) async throws {
-        var server = LocalTLSServer.Configuration(identity: try sharedPKI.leaf())
+        var server = LocalServer.Configuration(identity: try sharedPKI.leaf())
         server.useIPv6 = true
-        let tlsServer = try LocalTLSServer(server)
+        let tlsServer = try LocalServer(server)
         defer { tlsServer.shutdown() }
         let connection = try await Connection.connect(
             host: host,
@@ -90,7 +121,7 @@ import Testing
     }
 
     @Test func defaultHandlingRejectsAnUntrustedChainBeforeAnyApplicationByte() async throws {
-        let tlsServer = try LocalTLSServer(.init(identity: try sharedPKI.untrustedLeaf()))
+        let tlsServer = try LocalServer(.init(identity: try sharedPKI.untrustedLeaf()))
         defer { tlsServer.shutdown() }
         let error = await #expect(throws: SesameError.self) {
             _ = try await Connection.connect(
@@ -118,7 +149,7 @@ import Testing
         case "wrong host": leaf = try sharedPKI.wrongHostLeaf()
         default: leaf = try sharedPKI.selfSignedLeaf()
         }
-        let tlsServer = try LocalTLSServer(.init(identity: leaf))
+        let tlsServer = try LocalServer(.init(identity: leaf))
         defer { tlsServer.shutdown() }
         let error = await #expect(throws: SesameError.self) {
             _ = try await Connection.connect(
@@ -132,7 +163,7 @@ import Testing
     }
 
     @Test func delegateRejectionFailsTheConnectionAndTheServerGetsNoData() async throws {
-        let tlsServer = try LocalTLSServer(.init(identity: try sharedPKI.leaf()))
+        let tlsServer = try LocalServer(.init(identity: try sharedPKI.leaf()))
         defer { tlsServer.shutdown() }
         let seen = Recorder<ServerTrustRequest>()
         let hooks = TLSHandshakeHooks(serverTrust: { request in
@@ -158,7 +189,7 @@ import Testing
 
     @Test func delegateCanAcceptAChainDefaultHandlingWouldReject() async throws {
         let selfSigned = try sharedPKI.selfSignedLeaf()
-        let tlsServer = try LocalTLSServer(.init(identity: selfSigned))
+        let tlsServer = try LocalServer(.init(identity: selfSigned))
         defer { tlsServer.shutdown() }
         // The seeds' "compare with the bundled certificate" flow.
         let bundled = selfSigned.certificate
@@ -172,7 +203,7 @@ import Testing
     @Test func aSlowDecisionHoldsOnlyItsOwnHandshake() async throws {
         let loop = try EventLoop(name: "slow-decision")
         defer { loop.shutdown() }
-        let tlsServer = try LocalTLSServer(.init(identity: try sharedPKI.leaf()))
+        let tlsServer = try LocalServer(.init(identity: try sharedPKI.leaf()))
         defer { tlsServer.shutdown() }
         let gate = Gate()
         let events = Recorder<String>()
@@ -224,7 +255,7 @@ import Testing
     }
 
     @Test func cancellingAConnectWhileTheDecisionIsPendingFailsWithCancelled() async throws {
-        let tlsServer = try LocalTLSServer(.init(identity: try sharedPKI.leaf()))
+        let tlsServer = try LocalServer(.init(identity: try sharedPKI.leaf()))
         defer { tlsServer.shutdown() }
         let asked = Gate()
         let never = Gate()
@@ -277,9 +308,9 @@ import Testing
 
     @Test func largeBodiesArriveCompleteThroughSmallReads() async throws {
         let payload = String(repeating: "0123456789abcdef", count: 65_536)  // 1 MiB
-        var server = LocalTLSServer.Configuration(identity: try sharedPKI.leaf())
-        server.respond = { _ in payload }
-        let tlsServer = try LocalTLSServer(server)
+        var server = LocalServer.Configuration(identity: try sharedPKI.leaf())
+        server.handler = { _ in .text(payload) }
+        let tlsServer = try LocalServer(server)
         defer { tlsServer.shutdown() }
         let connection = try await Connection.connect(
             host: "localhost",

@@ -14,10 +14,10 @@ import Testing
 
     @Test(arguments: [TLSConfiguration.ProtocolVersion.tls12, .tls13])
     func aResumedSessionIsRefusedWhenTheDecisionIsNowReject(version: TLSConfiguration.ProtocolVersion) async throws {
-        var server = LocalTLSServer.Configuration(identity: try sharedPKI.leaf())
+        var server = LocalServer.Configuration(identity: try sharedPKI.leaf())
         server.minimumVersion = version
         server.maximumVersion = version
-        let tlsServer = try LocalTLSServer(server)
+        let tlsServer = try LocalServer(server)
         defer { tlsServer.shutdown() }
         let configuration = configuration("reject-\(version)")
         let requests = Recorder<ServerTrustRequest>()
@@ -68,9 +68,9 @@ import Testing
     }
 
     @Test func sessionsWithAClientCertificateAreNotResumed() async throws {
-        var server = LocalTLSServer.Configuration(identity: try sharedPKI.leaf())
+        var server = LocalServer.Configuration(identity: try sharedPKI.leaf())
         server.clientAuthentication = .required(trusting: [sharedPKI.clientCA.certificate])
-        let tlsServer = try LocalTLSServer(server)
+        let tlsServer = try LocalServer(server)
         defer { tlsServer.shutdown() }
         let identity = try sharedPKI.clientCertificate().identity()
         let hooks = TLSHandshakeHooks(clientCertificate: { _ in identity })
@@ -89,7 +89,7 @@ import Testing
     }
 
     @Test func resumptionCanBeTurnedOff() async throws {
-        let tlsServer = try LocalTLSServer(.init(identity: try sharedPKI.leaf()))
+        let tlsServer = try LocalServer(.init(identity: try sharedPKI.leaf()))
         defer { tlsServer.shutdown() }
         var configuration = configuration("off")
         configuration.sessionResumption = false

@@ -3,13 +3,14 @@ internal import CSesameShims
 import Foundation
 import Sesame
 
-/// A TLS server on `127.0.0.1` (or `::1`) with an ephemeral port, for tests: OpenSSL on the server
-/// side, one thread per connection, optional or required client certificates, and a record of what
-/// each connection did (handshake outcome, client certificate, application bytes received).
+/// An HTTP/1.1 server on `127.0.0.1` (or `::1`) with an ephemeral port, for tests: plain or TLS
+/// (OpenSSL on the server side, optional or required client certificates), one thread per
+/// connection, scripted responses (including broken, stalling and early-closing ones), and a record
+/// of what each connection did (handshake outcome, client certificate, requests, bytes received).
 ///
-/// Each request (an HTTP/1.1 head plus a `Content-Length` body) gets a `200 OK` whose body names the
-/// client certificate's subject, or what ``Configuration/respond`` returns.
-public final class LocalTLSServer: Sendable {
+/// By default each request gets a `200 OK` whose body names the client certificate's subject;
+/// ``Configuration/handler`` scripts anything else.
+public final class LocalServer: Sendable {
     /// Whether and how the server asks for a client certificate.
     public enum ClientAuthentication: Sendable {
         case none
@@ -20,28 +21,28 @@ public final class LocalTLSServer: Sendable {
         case required(trusting: [Certificate])
     }
 
-    /// A request as the server saw it.
-    public struct Request: Sendable {
-        public let head: String
-        public let body: [UInt8]
-        public let clientCertificateSubject: String?
-    }
-
     /// What the server does.
     public struct Configuration: Sendable {
-        public var identity: TestIssuedCertificate
+        /// The server's certificate and key; `nil` serves plain HTTP.
+        public var identity: TestIssuedCertificate?
         public var clientAuthentication: ClientAuthentication = .none
         public var minimumVersion: TLSConfiguration.ProtocolVersion = .tls12
         public var maximumVersion: TLSConfiguration.ProtocolVersion? = nil
         public var applicationProtocols: [String] = []
         /// Listen on `::1` instead of `127.0.0.1`.
         public var useIPv6 = false
-        /// The response body for a request; the default names the client certificate.
-        public var respond: @Sendable (Request) -> String = { request in
-            "hello\nclient: \(request.clientCertificateSubject ?? "none")\n"
+        /// Sends `100 Continue` to a request with `Expect: 100-continue` before reading its body.
+        public var sendsContinue = true
+        /// What to answer to a request; the default names the client certificate.
+        public var handler: @Sendable (Request) -> Response = { request in
+            .text("hello\nclient: \(request.clientCertificateSubject ?? "none")\n")
         }
 
-        public init(identity: TestIssuedCertificate) { self.identity = identity }
+        /// A TLS server with `identity`, or plain HTTP when `identity` is nil.
+        public init(identity: TestIssuedCertificate?) { self.identity = identity }
+
+        /// Plain HTTP.
+        public static var plainHTTP: Configuration { Configuration(identity: nil) }
     }
 
     /// One accepted connection.
@@ -62,6 +63,8 @@ public final class LocalTLSServer: Sendable {
         public var applicationBytesReceived = 0
         /// Request heads received.
         public var requestHeads: [String] = []
+        /// Requests received, in order.
+        public var requests: [Request] = []
         /// The server name (SNI) the client sent, if any.
         public var serverName: String?
         /// True when the client ended the connection with a TLS close_notify.
@@ -75,7 +78,7 @@ public final class LocalTLSServer: Sendable {
     /// "127.0.0.1" or "::1".
     public let host: String
     private let listenFD: Int32
-    private let context: ServerContext
+    private let context: ServerContext?
     private let state = LockedValue<State>(State())
     private let configuration: Configuration
 
@@ -92,7 +95,7 @@ public final class LocalTLSServer: Sendable {
     public init(_ configuration: Configuration) throws {
         signal(SIGPIPE, SIG_IGN)
         self.configuration = configuration
-        context = try ServerContext(configuration)
+        context = try configuration.identity.map { try ServerContext(configuration, identity: $0) }
         let family = configuration.useIPv6 ? AF_INET6 : AF_INET
         host = configuration.useIPv6 ? "::1" : "127.0.0.1"
         let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -138,6 +141,15 @@ public final class LocalTLSServer: Sendable {
     }
 
     deinit { close(listenFD) }
+
+    /// "http" or "https".
+    public var scheme: String { context == nil ? "http" : "https" }
+
+    /// The base URL, e.g. `https://localhost:43121`.
+    public var baseURL: String { "\(scheme)://\(host == "::1" ? "[::1]" : "localhost"):\(port)" }
+
+    /// Every request so far, across connections.
+    public var requests: [Request] { connections.flatMap(\.requests) }
 
     /// Every connection so far.
     public var connections: [ConnectionRecord] { state.withLock { $0.records } }
@@ -199,14 +211,69 @@ public final class LocalTLSServer: Sendable {
             }
             close(fd)
         }
-        guard let ssl = SSL_new(context.pointer) else { return }
-        defer { SSL_free(ssl) }
+        let stream: ServerStream
+        if let context {
+            guard let tls = acceptTLS(fd: fd, context: context, index: index) else { return }
+            stream = tls
+        } else {
+            stream = .plain(fd)
+        }
+        defer { stream.close() }
+        let subject = connections[index].clientCertificateSubject
+        var reader = ServerRequestReader(stream: stream)
+        var number = 0
+        while true {
+            let received: ServerRequestReader.Received
+            do {
+                received = try reader.next(sendsContinue: configuration.sendsContinue) { count in
+                    self.update(index) { $0.applicationBytesReceived += count }
+                }
+            } catch {
+                update(index) { $0.handshakeError = $0.handshakeError ?? "\(error)" }
+                return
+            }
+            guard case .request(let head, let body) = received else {
+                if case .closeNotify = received { update(index) { $0.clientSentCloseNotify = true } }
+                return
+            }
+            let request = Request(
+                head: head,
+                body: body,
+                clientCertificateSubject: subject,
+                connectionIndex: index,
+                number: number
+            )
+            number += 1
+            update(index) {
+                $0.requestHeads.append(head)
+                $0.requests.append(request)
+            }
+            let response = configuration.handler(request)
+            if let delay = response.delay { Thread.sleep(forTimeInterval: delay.timeInterval) }
+            switch response.kind {
+            case .stall:
+                // Hold the connection open, sending nothing, until the client or shutdown ends it.
+                _ = reader.drainUntilClosed()
+                return
+            case .close:
+                return
+            case .bytes(let bytes, let thenClose):
+                guard stream.write(bytes) else { return }
+                if thenClose { return }
+            }
+        }
+    }
+
+    /// The server side of a TLS handshake; nil when it failed (recorded).
+    private func acceptTLS(fd: Int32, context: ServerContext, index: Int) -> ServerStream? {
+        guard let ssl = SSL_new(context.pointer) else { return nil }
         SSL_set_fd(ssl, fd)
         ERR_clear_error()
         guard SSL_accept(ssl) == 1 else {
             let reason = TestingError("handshake").description
             update(index) { $0.handshakeError = reason }
-            return
+            SSL_free(ssl)
+            return nil
         }
         var subject: String? = nil
         if let peer = SSL_get1_peer_certificate(ssl) {
@@ -229,65 +296,18 @@ public final class LocalTLSServer: Sendable {
             $0.clientCertificateSubject = subject
             $0.applicationProtocol = selected
         }
-        var pending: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 16_384)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { SSL_read(ssl, $0.baseAddress, Int32($0.count)) }
-            if count <= 0 {
-                if SSL_get_error(ssl, count) == SSL_ERROR_ZERO_RETURN {
-                    update(index) { $0.clientSentCloseNotify = true }
-                } else {
-                    // TLS 1.3: a client-certificate failure surfaces on the server's first read.
-                    let reason = TestingError("read").description
-                    update(index) { $0.handshakeError = $0.handshakeError ?? reason }
-                }
-                break
-            }
-            update(index) { $0.applicationBytesReceived += Int(count) }
-            pending.append(contentsOf: buffer[0..<Int(count)])
-            while let request = Self.takeRequest(&pending, clientCertificateSubject: subject) {
-                update(index) { $0.requestHeads.append(request.head) }
-                let body = Array(configuration.respond(request).utf8)
-                let head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: \(body.count)\r\n\r\n"
-                let response = Array(head.utf8) + body
-                let written = response.withUnsafeBytes { SSL_write(ssl, $0.baseAddress, Int32($0.count)) }
-                if written <= 0 { return }
-            }
-        }
-        SSL_shutdown(ssl)
-    }
-
-    /// Takes one complete request (head and Content-Length body) off the front of `buffer`.
-    static func takeRequest(_ buffer: inout [UInt8], clientCertificateSubject: String?) -> Request? {
-        let separator: [UInt8] = [13, 10, 13, 10]
-        guard let end = buffer.indices.dropLast(3).first(where: { Array(buffer[$0..<$0 + 4]) == separator }) else {
-            return nil
-        }
-        let head = String(decoding: buffer[0..<end], as: UTF8.self)
-        var length = 0
-        for line in head.split(separator: "\r\n") {
-            let parts = line.split(separator: ":", maxSplits: 1)
-            if parts.count == 2, parts[0].lowercased() == "content-length" {
-                length = Int(parts[1].trimmingCharacters(in: .whitespaces)) ?? 0
-            }
-        }
-        guard buffer.count >= end + 4 + length else { return nil }
-        let body = Array(buffer[(end + 4)..<(end + 4 + length)])
-        buffer.removeFirst(end + 4 + length)
-        return Request(head: head, body: body, clientCertificateSubject: clientCertificateSubject)
+        return .tls(OwnedSSL(takingOwnership: ssl))
     }
 }
-
 /// The server's `SSL_CTX`. Immutable once built.
 final class ServerContext: @unchecked Sendable {
     let pointer: OpaquePointer
 
-    init(_ configuration: LocalTLSServer.Configuration) throws {
+    init(_ configuration: LocalServer.Configuration, identity: TestIssuedCertificate) throws {
         guard let context = SSL_CTX_new(TLS_server_method()) else { throw TestingError("SSL_CTX_new") }
         pointer = context
         _ = CSesameShims_SSL_CTX_set_min_proto_version(context, Int32(configuration.minimumVersion.rawValue))
         _ = CSesameShims_SSL_CTX_set_max_proto_version(context, Int32(configuration.maximumVersion?.rawValue ?? 0))
-        let identity = configuration.identity
         guard SSL_CTX_use_certificate(context, identity.x509.pointer) == 1,
             SSL_CTX_use_PrivateKey(context, identity.key.pointer) == 1
         else { throw TestingError("server certificate") }
