@@ -21,13 +21,18 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
         .target(
             name: "CSesameShims",
-            dependencies: ["COpenSSL"]
+            dependencies: ["COpenSSL", "CZlib"]
         ),
         .target(
             name: "Sesame",
-            dependencies: ["COpenSSL", "CSesameShims"],
+            dependencies: ["COpenSSL", "CZlib", "CSesameShims"],
             swiftSettings: strictSwift
         ),
         .target(
@@ -42,7 +47,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SesameTests",
-            dependencies: ["Sesame", "SesameTesting", "COpenSSL", "CSesameShims"],
+            dependencies: ["Sesame", "SesameTesting", "COpenSSL", "CZlib", "CSesameShims"],
             swiftSettings: strictSwift
         ),
         .testTarget(

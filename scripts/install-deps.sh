@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Installs what building and testing Sesame needs on a fresh Debian 12 machine with the Swift
-# toolchain: OpenSSL 3 headers (libssl-dev), pkg-config, the openssl CLI (test peer) and the CA
+# toolchain: OpenSSL 3 headers (libssl-dev), zlib headers (zlib1g-dev), pkg-config, the openssl CLI (test peer) and the CA
 # bundle. Idempotent: does nothing when everything is present.
 set -euo pipefail
 
-packages=(libssl-dev pkg-config openssl ca-certificates)
+packages=(libssl-dev zlib1g-dev pkg-config openssl ca-certificates)
 missing=()
 for package in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then

@@ -141,6 +141,13 @@ int CSesameShims_load_legacy_provider(void) {
     return legacy_loaded;
 }
 
+// MARK: - zlib
+
+int CSesameShims_inflateInit2(z_streamp stream, int windowBits) { return inflateInit2(stream, windowBits); }
+int CSesameShims_deflateInit2(z_streamp stream, int level, int windowBits) {
+    return deflateInit2(stream, level, Z_DEFLATED, windowBits, 8, Z_DEFAULT_STRATEGY);
+}
+
 // MARK: - Linux event APIs
 
 int CSesameShims_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }

@@ -13,6 +13,7 @@
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
 #include <stdint.h>
+#include <zlib.h>
 
 #pragma clang assume_nonnull begin
 
@@ -81,6 +82,13 @@ X509V3_CTX *CSesameShims_X509V3_CTX_new(void);
 void CSesameShims_X509V3_CTX_free(X509V3_CTX *ctx);
 /// Loads the "legacy" provider (RC2, 40-bit PBEs of old PKCS#12 files) next to "default", once.
 int CSesameShims_load_legacy_provider(void);
+
+// MARK: - zlib macro wrappers
+
+/// inflateInit2 (a macro over inflateInit2_).
+int CSesameShims_inflateInit2(z_streamp stream, int windowBits);
+/// deflateInit2 with the default memory level and strategy (for tests and uploads).
+int CSesameShims_deflateInit2(z_streamp stream, int level, int windowBits);
 
 // MARK: - Linux event APIs
 

@@ -198,7 +198,7 @@ extension Connection {
 
     // MARK: Input
 
-    func startRead(maxLength: Int, continuation: CheckedContinuation<[UInt8], any Error>) {
+    func startRead(maxLength: Int, timeout: Duration?, continuation: CheckedContinuation<[UInt8], any Error>) {
         guard phase == .established, pendingRead == nil else {
             let error =
                 phase == .established
@@ -209,6 +209,13 @@ extension Connection {
         }
         pendingRead = (maxLength, continuation)
         serveRead()
+        if pendingRead != nil, let timeout {
+            readTimer = loop.scheduleTimer(after: timeout) { [weak self] in
+                guard let self else { return }
+                readTimer = nil
+                fail(SesameError(.timeout, "\(host):\(port) sent nothing for \(timeout)"))
+            }
+        }
         updateInterest()
     }
 
@@ -226,7 +233,7 @@ extension Connection {
         }
         flushOutbound()  // reading can produce output (alerts, key updates)
         if count > 0 {
-            pendingRead = nil
+            clearPendingRead()
             continuation.resume(returning: buffer)
             return
         }
@@ -257,21 +264,28 @@ extension Connection {
             let end = min(inbound.count, inboundOffset + maxLength)
             let bytes = Array(inbound[inboundOffset..<end])
             inboundOffset = end
-            pendingRead = nil
+            clearPendingRead()
             continuation.resume(returning: bytes)
         } else if socketEOF {
             if let socketError {
                 fail(socketError)
             } else {
-                pendingRead = nil
+                clearPendingRead()
                 continuation.resume(returning: [])
             }
         }
     }
 
+    /// The waiting read is answered: forget it and its timer.
+    func clearPendingRead() {
+        pendingRead = nil
+        if let readTimer { loop.cancelTimer(readTimer) }
+        readTimer = nil
+    }
+
     func endOfStream(closeNotify: Bool) {
         guard let (_, continuation) = pendingRead else { return }
-        pendingRead = nil
+        clearPendingRead()
         if !closeNotify { closedWithoutNotifyBox.store(true, ordering: .relaxed) }
         continuation.resume(returning: [])
     }

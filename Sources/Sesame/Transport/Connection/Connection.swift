@@ -42,6 +42,7 @@ public final class Connection: @unchecked Sendable {
     var connector: TCPConnector?
     var remoteAddress: SocketAddress?
     var handshakeTimer: TimerHandle?
+    var readTimer: TimerHandle?
     var awaitingDecision = false
     var socketEOF = false
     /// Set when the socket failed; reported once OpenSSL has looked at what arrived before it.
@@ -150,15 +151,20 @@ public final class Connection: @unchecked Sendable {
     public var closedWithoutNotify: Bool { closedWithoutNotifyBox.load(ordering: .relaxed) }
 
     /// Reads up to `maxLength` decrypted bytes; an empty result is the end of the stream.
+    ///
+    /// When no byte arrives within `timeout`, the read fails with ``SesameError/Code/timeout`` and
+    /// the connection is closed.
     /// - Throws: ``SesameError`` (``SesameError/Code/clientCertificateRequired`` and
     ///   ``SesameError/Code/clientCertificateRejected`` for TLS 1.3 alerts that arrive after the
     ///   handshake, ``SesameError/Code/cancelled`` when the task is cancelled, which closes the
     ///   connection).
-    public func read(maxLength: Int = 16_384) async throws -> [UInt8] {
+    public func read(maxLength: Int = 16_384, timeout: Duration? = nil) async throws -> [UInt8] {
         guard maxLength > 0 else { throw SesameError(.invalidArgument, "maxLength must be positive") }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
-                let posted = loop.execute { self.startRead(maxLength: maxLength, continuation: continuation) }
+                let posted = loop.execute {
+                    self.startRead(maxLength: maxLength, timeout: timeout, continuation: continuation)
+                }
                 if !posted {
                     continuation.resume(throwing: SesameError(.eventLoopShutDown, "the event loop has shut down"))
                 }
@@ -303,7 +309,7 @@ public final class Connection: @unchecked Sendable {
             continuation.resume(throwing: error)
         }
         if let (_, continuation) = pendingRead {
-            pendingRead = nil
+            clearPendingRead()
             continuation.resume(throwing: error)
         }
         let writes = pendingWrites

@@ -1,0 +1,71 @@
+import Foundation
+
+/// An HTTP request: method, URL, header fields and an optional body.
+public struct HTTPRequest: Sendable {
+    /// The method, e.g. "GET"; sent as given (methods are case-sensitive).
+    public var method: String
+    /// The absolute `http` or `https` URL.
+    public var url: URL
+    /// Header fields to send in addition to those the session adds (Host, Content-Length, ...).
+    public var headers: HTTPHeaders
+    /// The body, if any.
+    public var body: HTTPBody?
+    /// Idle time allowed between bytes of this request's response; overrides the configuration.
+    public var timeout: Duration?
+
+    public init(url: URL, method: String = "GET", headers: HTTPHeaders = HTTPHeaders(), body: HTTPBody? = nil) {
+        self.url = url
+        self.method = method
+        self.headers = headers
+        self.body = body
+    }
+
+    /// True for methods that RFC 9110 defines as idempotent (safe to send again on a new
+    /// connection when a reused one turned out to be closed).
+    public var isIdempotent: Bool { ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"].contains(method) }
+}
+
+/// A request body.
+public enum HTTPBody: Sendable {
+    /// Bytes in memory.
+    case data(Data)
+    /// A file, streamed from disk.
+    case file(URL)
+    /// Bytes produced asynchronously; sent chunked unless `length` is known. Such a body cannot be
+    /// sent twice (so it is not replayed for redirects or retries).
+    case stream(length: Int?, AsyncThrowingStream<[UInt8], any Error>)
+
+    /// Wraps any asynchronous sequence of byte chunks.
+    public static func stream<Chunks: AsyncSequence & Sendable>(_ chunks: Chunks, length: Int? = nil) -> HTTPBody
+    where Chunks.Element == [UInt8] {
+        let stream = AsyncThrowingStream<[UInt8], any Error> { continuation in
+            let task = Task {
+                do {
+                    for try await chunk in chunks { continuation.yield(chunk) }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+        return .stream(length: length, stream)
+    }
+
+    /// The length when it is known without reading the body.
+    var knownLength: Int? {
+        switch self {
+        case .data(let data): return data.count
+        case .file(let url):
+            let attributes = try? FileManager.default.attributesOfItem(atPath: url.path)
+            return (attributes?[.size] as? NSNumber)?.intValue
+        case .stream(let length, _): return length
+        }
+    }
+
+    /// Whether the body can be sent again (for a redirect or a retry).
+    var isReplayable: Bool {
+        if case .stream = self { return false }
+        return true
+    }
+}
