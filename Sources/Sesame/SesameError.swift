@@ -32,6 +32,8 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible {
             case cancelled = "cancelled"
             case eventLoopShutDown = "event loop shut down"
             case protocolError = "HTTP protocol error"
+            case tooManyRedirects = "too many redirects"
+            case unsupportedURL = "unsupported URL"
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -86,6 +88,10 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let eventLoopShutDown = Code(.eventLoopShutDown)
         /// The server's HTTP response was malformed or exceeded a limit; the detail names what.
         public static let protocolError = Code(.protocolError)
+        /// More redirects than the configured limit.
+        public static let tooManyRedirects = Code(.tooManyRedirects)
+        /// The URL is not an absolute `http` or `https` URL with a host.
+        public static let unsupportedURL = Code(.unsupportedURL)
     }
 
     /// What went wrong.

@@ -1,0 +1,69 @@
+import Foundation
+
+/// What a redirect response turns the request into (RFC 9110 section 15.4), with credentials
+/// removed whenever the origin changes.
+enum RedirectPolicy {
+    static let statuses: Set<Int> = [301, 302, 303, 307, 308]
+
+    /// Header fields that carry credentials and must not follow a redirect to another origin.
+    static let credentialHeaders = ["Authorization", "Cookie", "Proxy-Authorization"]
+
+    /// The request to send for `response`, or nil when it is not a redirect that can be followed
+    /// (no Location, an unsupported scheme, or a body that cannot be sent again).
+    static func nextRequest(after response: HTTPResponse, for request: HTTPRequest) -> HTTPRequest? {
+        guard statuses.contains(response.status), let location = response.headers.first("Location"),
+            let target = URL(string: location, relativeTo: request.url)?.absoluteURL,
+            let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https", target.host != nil
+        else { return nil }
+        var next = request
+        next.url = target
+        let changesToGET =
+            response.status == 303
+            ? request.method != "HEAD" : (response.status == 301 || response.status == 302) && request.method == "POST"
+        if changesToGET {
+            next.method = "GET"
+            next.body = nil
+            for name in ["Content-Type", "Content-Length", "Content-Encoding", "Transfer-Encoding"] {
+                next.headers.remove(name: name)
+            }
+        } else if let body = request.body, !body.isReplayable {
+            return nil
+        }
+        if !sameOrigin(request.url, target) {
+            for name in credentialHeaders { next.headers.remove(name: name) }
+        }
+        return next
+    }
+
+    /// Scheme, host and port all equal (default ports filled in).
+    static func sameOrigin(_ first: URL, _ second: URL) -> Bool {
+        guard let a = Origin(first), let b = Origin(second) else { return false }
+        return a == b
+    }
+}
+
+/// Scheme, host and port of a URL, normalized.
+struct Origin: Hashable, Sendable, CustomStringConvertible {
+    let scheme: String
+    let host: String
+    let port: Int
+
+    init?(_ url: URL) {
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            let host = url.host(percentEncoded: false), !host.isEmpty
+        else { return nil }
+        self.scheme = scheme
+        self.host = host.lowercased()
+        self.port = url.port ?? (scheme == "https" ? 443 : 80)
+    }
+
+    var isTLS: Bool { scheme == "https" }
+
+    /// The Host header value: the port only when it is not the scheme's default.
+    var hostHeader: String {
+        let name = host.contains(":") ? "[\(host)]" : host
+        return port == (isTLS ? 443 : 80) ? name : "\(name):\(port)"
+    }
+
+    var description: String { "\(scheme)://\(hostHeader)" }
+}

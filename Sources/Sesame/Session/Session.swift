@@ -1,0 +1,195 @@
+import Foundation
+
+/// Makes HTTP requests (the `URLSession` analogue) over Sesame's own transport: keep-alive
+/// connection reuse, redirects, decoding, timeouts, cancellation, and the TLS decisions of
+/// ``SessionConfiguration/handshakeHooks``.
+///
+/// ```swift
+/// let (data, response) = try await Session.shared.data(from: URL(string: "https://example.test/")!)
+/// ```
+public final class Session: Sendable {
+    /// The configuration the session was made with (a copy; later changes do not apply).
+    public let configuration: SessionConfiguration
+    /// The session's delegate, asked after a task's own delegate.
+    public let delegate: (any SessionTaskDelegate)?
+    let loop: EventLoop
+    let pool: ConnectionPool
+
+    /// A session with the default configuration and no delegate.
+    public static let shared = Session()
+
+    /// - Parameters:
+    ///   - configuration: timeouts, limits, headers, TLS settings.
+    ///   - delegate: asked about redirects, responses, data and completion.
+    ///   - eventLoop: the loop that owns the session's connections.
+    public init(
+        configuration: SessionConfiguration = .default,
+        delegate: (any SessionTaskDelegate)? = nil,
+        eventLoop: EventLoop = .shared
+    ) {
+        self.configuration = configuration
+        self.delegate = delegate
+        self.loop = eventLoop
+        let tls = configuration.tls
+        let hooks = configuration.handshakeHooks
+        let connectTimeout = configuration.connectTimeout
+        pool = ConnectionPool(
+            limit: configuration.maximumConnectionsPerHost,
+            idleTimeout: configuration.idleTimeout,
+            loop: eventLoop
+        ) { origin in
+            try await Connection.connect(
+                host: origin.host,
+                port: origin.port,
+                tls: origin.isTLS ? tls : nil,
+                hooks: hooks,
+                connectTimeout: connectTimeout,
+                on: eventLoop
+            )
+        }
+    }
+
+    // MARK: - Async
+
+    /// Sends `request` and returns the whole (decoded) body with the final response.
+    /// - Throws: ``SesameError`` (``SesameError/Code/cancelled`` when the calling task is cancelled).
+    public func data(
+        for request: HTTPRequest,
+        delegate: (any SessionTaskDelegate)? = nil
+    ) async throws -> (Data, HTTPResponse) {
+        let task = SessionTask(request: request, delegate: delegate)
+        task.markRunning()
+        var data = Data()
+        let response = try await run(task) { chunk in data.append(contentsOf: chunk) }
+        return (data, response)
+    }
+
+    /// GETs `url`.
+    public func data(from url: URL, delegate: (any SessionTaskDelegate)? = nil) async throws -> (Data, HTTPResponse) {
+        try await data(for: HTTPRequest(url: url), delegate: delegate)
+    }
+
+    /// Sends `request` with `body` as its body.
+    public func upload(
+        for request: HTTPRequest,
+        from body: Data,
+        delegate: (any SessionTaskDelegate)? = nil
+    ) async throws -> (Data, HTTPResponse) {
+        var request = request
+        request.body = .data(body)
+        return try await data(for: request, delegate: delegate)
+    }
+
+    /// Sends `request` with the file at `fileURL` as its body, streamed from disk.
+    public func upload(
+        for request: HTTPRequest,
+        fromFile fileURL: URL,
+        delegate: (any SessionTaskDelegate)? = nil
+    ) async throws -> (Data, HTTPResponse) {
+        guard FileManager.default.isReadableFile(atPath: fileURL.path) else {
+            throw SesameError(.fileUnreadable, "'\(fileURL.path)': not a readable file")
+        }
+        var request = request
+        request.body = .file(fileURL)
+        return try await data(for: request, delegate: delegate)
+    }
+
+    /// Downloads the body of `request` into `destination`, which appears only when the download
+    /// completed (written to a temporary file beside it, then renamed).
+    /// - Parameter progress: called with (bytes received, expected total) as the body arrives.
+    public func download(
+        for request: HTTPRequest,
+        to destination: URL,
+        delegate: (any SessionTaskDelegate)? = nil,
+        progress: (@Sendable (Int64, Int64?) -> Void)? = nil
+    ) async throws -> HTTPResponse {
+        let directory = destination.deletingLastPathComponent()
+        let temporary = directory.appendingPathComponent(
+            ".\(destination.lastPathComponent).sesame-\(UUID().uuidString)"
+        )
+        guard FileManager.default.createFile(atPath: temporary.path, contents: nil),
+            let handle = FileHandle(forWritingAtPath: temporary.path)
+        else {
+            throw SesameError(.fileUnreadable, "cannot create a file in '\(directory.path)': \(errnoText())")
+        }
+        let task = SessionTask(request: request, delegate: delegate)
+        task.markRunning()
+        do {
+            var received: Int64 = 0
+            let response = try await run(task) { chunk in
+                try handle.write(contentsOf: chunk)
+                received += Int64(chunk.count)
+                progress?(received, task.response?.expectedContentLength.map(Int64.init))
+            }
+            try handle.synchronize()
+            try handle.close()
+            // rename(2) replaces an existing file atomically: the destination is never half written.
+            guard rename(temporary.path, destination.path) == 0 else {
+                throw SesameError(.fileUnreadable, "cannot move the download to '\(destination.path)': \(errnoText())")
+            }
+            return response
+        } catch {
+            try? handle.close()
+            try? FileManager.default.removeItem(at: temporary)
+            throw error
+        }
+    }
+
+    // MARK: - Tasks with a completion handler or delegate callbacks
+
+    /// A task that calls `completionHandler` once (on the Swift concurrency pool) with the body and
+    /// response, or the error. Call ``SessionTask/resume()`` to start it.
+    public func dataTask(
+        with request: HTTPRequest,
+        completionHandler: @escaping @Sendable (Data?, HTTPResponse?, (any Error)?) -> Void
+    ) -> SessionTask {
+        let task = SessionTask(request: request, delegate: nil)
+        task.prepare { [self] in
+            task.attach(
+                Task {
+                    do {
+                        var data = Data()
+                        let response = try await run(task) { data.append(contentsOf: $0) }
+                        completionHandler(data, response, nil)
+                    } catch {
+                        completionHandler(nil, task.response, error)
+                    }
+                }
+            )
+        }
+        return task
+    }
+
+    /// A task whose response, data and completion go to the delegates. Call
+    /// ``SessionTask/resume()`` to start it.
+    public func dataTask(with request: HTTPRequest, delegate: (any SessionTaskDelegate)? = nil) -> SessionTask {
+        let task = SessionTask(request: request, delegate: delegate)
+        task.prepare { [self] in
+            task.attach(
+                Task {
+                    let first = task.delegate ?? self.delegate
+                    do {
+                        _ = try await run(task, notifyingDelegates: true) { chunk in
+                            await first?.session(self, task: task, didReceive: Data(chunk))
+                        }
+                        await first?.session(self, task: task, didCompleteWithError: nil)
+                    } catch {
+                        await first?.session(self, task: task, didCompleteWithError: error)
+                    }
+                }
+            )
+        }
+        return task
+    }
+
+    /// Closes idle connections. Tasks already running finish.
+    public func closeIdleConnections() { pool.closeIdleConnections() }
+
+    // MARK: - Delegates
+
+    /// The delegate after `current` for `task`: the session's after the task's, then none.
+    func nextDelegate(after current: any SessionTaskDelegate, for task: SessionTask) -> (any SessionTaskDelegate)? {
+        if let taskDelegate = task.delegate, taskDelegate === current { return delegate }
+        return nil
+    }
+}

@@ -1,0 +1,33 @@
+/// How a ``Session`` makes requests.
+public struct SessionConfiguration: Sendable {
+    /// Time allowed for each TCP connection.
+    public var connectTimeout: Duration = .seconds(60)
+    /// Idle time allowed while waiting for the next bytes of a response (URLSession's
+    /// `timeoutIntervalForRequest`); a request's own ``HTTPRequest/timeout`` overrides it.
+    public var requestTimeout: Duration = .seconds(60)
+    /// Total time allowed for a task, redirects included (URLSession's `timeoutIntervalForResource`).
+    public var resourceTimeout: Duration = .seconds(7 * 24 * 3600)
+    /// The most connections open to one scheme, host and port; further requests wait in order.
+    public var maximumConnectionsPerHost = 6
+    /// How long an unused keep-alive connection is kept before it is closed.
+    public var idleTimeout: Duration = .seconds(60)
+    /// Header fields added to every request that does not set them itself.
+    public var defaultHeaders: HTTPHeaders = ["User-Agent": "Sesame/\(Sesame.version)", "Accept": "*/*"]
+    /// TLS versions, ALPN and trust roots for `https` requests.
+    public var tls: TLSConfiguration = .makeClientConfiguration()
+    /// The asynchronous trust and client-certificate decisions of every TLS handshake.
+    public var handshakeHooks: TLSHandshakeHooks = .default
+    /// Whether 301, 302, 303, 307 and 308 responses are followed.
+    public var followsRedirects = true
+    /// The most redirects one task follows.
+    public var maximumRedirects = 20
+    /// Whether `gzip` and `deflate` response bodies are decoded (and `Accept-Encoding` sent).
+    public var decodesContent = true
+    /// The most bytes a decoded body may grow to.
+    public var maximumDecodedBodySize = 1 << 32
+
+    /// The defaults.
+    public static var `default`: SessionConfiguration { SessionConfiguration() }
+
+    public init() {}
+}

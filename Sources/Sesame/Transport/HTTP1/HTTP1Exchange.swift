@@ -1,0 +1,150 @@
+import Foundation
+
+/// One HTTP/1.1 request and the head of its response, on a leased connection.
+enum HTTP1Exchange {
+    /// A reused keep-alive connection turned out to be closed before any response byte arrived:
+    /// the request may be sent again on a new connection when it is idempotent.
+    struct StaleConnection: Error {
+        let underlying: SesameError
+    }
+
+    /// The header fields actually sent: Host first, the request's own, then the defaults.
+    static func headers(for request: HTTPRequest, origin: Origin, configuration: SessionConfiguration) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        headers.add(name: "Host", value: request.headers.first("Host") ?? origin.hostHeader)
+        for field in request.headers where !field.name.caseInsensitiveEquals("Host") {
+            headers.add(name: field.name, value: field.value)
+        }
+        for field in configuration.defaultHeaders where !headers.contains(field.name) {
+            headers.add(name: field.name, value: field.value)
+        }
+        if configuration.decodesContent && !headers.contains("Accept-Encoding") {
+            headers.add(name: "Accept-Encoding", value: "gzip, deflate")
+        }
+        if let body = request.body {
+            headers.remove(name: "Content-Length")
+            headers.remove(name: "Transfer-Encoding")
+            if let length = body.knownLength {
+                headers.add(name: "Content-Length", value: String(length))
+            } else {
+                headers.add(name: "Transfer-Encoding", value: "chunked")
+            }
+        } else if ["POST", "PUT", "PATCH"].contains(request.method) && !headers.contains("Content-Length") {
+            headers.add(name: "Content-Length", value: "0")
+        }
+        return headers
+    }
+
+    /// The origin-form request target: path and query, percent-encoded as in the URL.
+    static func target(of url: URL) -> String {
+        let components = URLComponents(url: url, resolvingAgainstBaseURL: true)
+        var path = components?.percentEncodedPath ?? "/"
+        if path.isEmpty { path = "/" }
+        if let query = components?.percentEncodedQuery { path += "?" + query }
+        return path
+    }
+
+    /// Sends `request` and reads up to the final response head.
+    static func send(
+        _ request: HTTPRequest,
+        on lease: ConnectionPool.Lease,
+        pool: ConnectionPool,
+        configuration: SessionConfiguration,
+        deadline: ContinuousClock.Instant
+    ) async throws -> ResponseBodyReader {
+        let connection = lease.connection
+        let headers = headers(for: request, origin: lease.origin, configuration: configuration)
+        let head = try HTTP1RequestEncoder.head(
+            method: request.method,
+            target: target(of: request.url),
+            headers: headers
+        )
+        let timeout = request.timeout ?? configuration.requestTimeout
+        let reader = ResponseBodyReader(
+            lease: lease,
+            pool: pool,
+            request: request,
+            configuration: configuration,
+            timeout: timeout,
+            deadline: deadline,
+            requestAsksToClose: headers.tokens("Connection").contains("close")
+        )
+        do {
+            let expectsContinue = headers.first("Expect")?.lowercased() == "100-continue" && request.body != nil
+            if case .data(let data)? = request.body, data.count <= 65_536, !expectsContinue {
+                try await connection.write(head + data)
+            } else {
+                try await connection.write(head)
+                if let body = request.body {
+                    let sendBody = expectsContinue ? try await reader.awaitContinue() : true
+                    if !sendBody {
+                        // The server answered before the body; it may still be waiting for it.
+                        reader.forbidReuse()
+                    } else {
+                        try await send(body, chunked: headers.first("Transfer-Encoding") != nil, on: connection)
+                    }
+                }
+            }
+            try await reader.readHead()
+            return reader
+        } catch let error as SesameError {
+            reader.abandon()
+            if lease.isReused && !reader.receivedAnyByte
+                && [.connectionClosed, .connectionReset, .ioError].contains(error.code)
+            {
+                throw StaleConnection(underlying: error)
+            }
+            throw error
+        } catch {
+            reader.abandon()
+            throw error
+        }
+    }
+
+    private static func send(_ body: HTTPBody, chunked: Bool, on connection: Connection) async throws {
+        switch body {
+        case .data(let data):
+            try await connection.write([UInt8](data))
+        case .file(let url):
+            guard let handle = FileHandle(forReadingAtPath: url.path) else {
+                throw SesameError(.fileUnreadable, "'\(url.path)': \(errnoText())")
+            }
+            defer { try? handle.close() }
+            let expected = body.knownLength ?? 0
+            var sent = 0
+            while true {
+                let chunk = try handle.read(upToCount: 65_536) ?? Data()
+                if chunk.isEmpty { break }
+                sent += chunk.count
+                guard sent <= expected else {
+                    throw SesameError(.fileUnreadable, "'\(url.path)' grew while it was being sent")
+                }
+                try await connection.write([UInt8](chunk))
+            }
+            guard sent == expected else {
+                throw SesameError(.fileUnreadable, "'\(url.path)' shrank while it was being sent")
+            }
+        case .stream(let length, let chunks):
+            var sent = 0
+            for try await chunk in chunks where !chunk.isEmpty {
+                sent += chunk.count
+                if chunked {
+                    try await connection.write(HTTP1RequestEncoder.chunk(chunk))
+                } else {
+                    guard let length, sent <= length else {
+                        throw SesameError(
+                            .invalidArgument,
+                            "the body stream produced more than its declared \(length ?? 0) bytes"
+                        )
+                    }
+                    try await connection.write(chunk)
+                }
+            }
+            if chunked {
+                try await connection.write(HTTP1RequestEncoder.lastChunk)
+            } else if let length, sent != length {
+                throw SesameError(.invalidArgument, "the body stream produced \(sent) of its declared \(length) bytes")
+            }
+        }
+    }
+}

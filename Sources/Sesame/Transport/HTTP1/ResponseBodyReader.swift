@@ -1,0 +1,195 @@
+import Foundation
+
+/// Reads one response off a leased connection: the head, then the body (de-chunked and decoded),
+/// then gives the connection back to the pool (reusable or not). Used by one task at a time.
+final class ResponseBodyReader {
+    private let lease: ConnectionPool.Lease
+    private let pool: ConnectionPool
+    private let request: HTTPRequest
+    private let configuration: SessionConfiguration
+    private let timeout: Duration
+    private let deadline: ContinuousClock.Instant
+    private let requestAsksToClose: Bool
+    private var parser: HTTP1ResponseParser
+    private var events: [HTTP1ResponseParser.Event] = []
+    private var inflater: Inflater?
+    private var released = false
+    private var reuseForbidden = false
+    private var ended = false
+    private(set) var receivedAnyByte = false
+    private(set) var response: HTTPResponse?
+    private(set) var informational: [HTTPResponse] = []
+    /// Body bytes as received (before decoding), for progress.
+    private(set) var receivedBodyBytes = 0
+
+    init(
+        lease: ConnectionPool.Lease,
+        pool: ConnectionPool,
+        request: HTTPRequest,
+        configuration: SessionConfiguration,
+        timeout: Duration,
+        deadline: ContinuousClock.Instant,
+        requestAsksToClose: Bool
+    ) {
+        self.deadline = deadline
+        self.lease = lease
+        self.pool = pool
+        self.request = request
+        self.configuration = configuration
+        self.timeout = timeout
+        self.requestAsksToClose = requestAsksToClose
+        self.parser = HTTP1ResponseParser(requestMethod: request.method)
+    }
+
+    deinit {
+        if !released { pool.release(lease, reusable: false) }
+    }
+
+    /// After `Expect: 100-continue`: true to send the body (100 arrived, or a second passed);
+    /// false when a final response came first (the body is then not sent and the connection not reused).
+    func awaitContinue() async throws -> Bool {
+        let started = ContinuousClock.now
+        while ContinuousClock.now - started < .seconds(1) {
+            let remaining = .seconds(1) - (ContinuousClock.now - started)
+            let bytes: [UInt8]
+            do {
+                bytes = try await lease.connection.read(maxLength: 65_536, timeout: remaining)
+            } catch let error as SesameError where error.code == .timeout {
+                throw SesameError(.timeout, "\(lease.origin) did not answer Expect: 100-continue")
+            }
+            try ingest(bytes)
+            while let event = events.first {
+                if case .informational(let head) = event, head.status == 100 {
+                    events.removeFirst()
+                    return true
+                }
+                if case .head = event { return false }
+                events.removeFirst()
+            }
+        }
+        return true
+    }
+
+    /// Reads until the final response head.
+    func readHead() async throws {
+        while response == nil {
+            if let event = events.first {
+                events.removeFirst()
+                switch event {
+                case .informational(let head): informational.append(makeResponse(head))
+                case .head(let head): try accept(head)
+                case .body, .end: throw SesameError(.protocolError, "a body arrived before the response head")
+                }
+                continue
+            }
+            try ingest(try await readMore())
+        }
+    }
+
+    /// The next bytes, within the idle timeout and the task's overall deadline.
+    private func readMore() async throws -> [UInt8] {
+        let remaining = ContinuousClock.now.duration(to: deadline)
+        guard remaining > .zero else {
+            throw SesameError(.timeout, "the task did not finish within the resource timeout")
+        }
+        do {
+            return try await lease.connection.read(maxLength: 65_536, timeout: min(timeout, remaining))
+        } catch let error as SesameError where error.code == .timeout && remaining < timeout {
+            throw SesameError(.timeout, "the task did not finish within the resource timeout")
+        }
+    }
+
+    /// The next piece of the (decoded) body, or nil at its end.
+    func next() async throws -> [UInt8]? {
+        do {
+            while true {
+                if let event = events.first {
+                    events.removeFirst()
+                    switch event {
+                    case .body(let bytes):
+                        receivedBodyBytes += bytes.count
+                        if let inflater {
+                            let decoded = try inflater.inflate(bytes)
+                            if decoded.isEmpty { continue }
+                            return decoded
+                        }
+                        return bytes
+                    case .end(_, let reusable):
+                        try inflater?.finish()
+                        ended = true
+                        release(reusable: reusable && !requestAsksToClose && !lease.connection.closedWithoutNotify)
+                        return nil
+                    case .head, .informational:
+                        throw SesameError(.protocolError, "a second response head arrived")
+                    }
+                }
+                if ended { return nil }
+                try ingest(try await readMore())
+            }
+        } catch {
+            abandon()
+            throw error
+        }
+    }
+
+    /// Reads and drops the rest of the body (for a redirect), up to `limit` bytes; past that the
+    /// connection is closed instead.
+    func discard(limit: Int = 1 << 20) async {
+        var dropped = 0
+        do {
+            while let chunk = try await next() {
+                dropped += chunk.count
+                if dropped > limit {
+                    abandon()
+                    return
+                }
+            }
+        } catch {
+            abandon()
+        }
+    }
+
+    /// The connection must not carry another request after this one.
+    func forbidReuse() { reuseForbidden = true }
+
+    /// Gives up on the response: the connection is closed, not reused.
+    func abandon() { release(reusable: false) }
+
+    private func release(reusable: Bool) {
+        guard !released else { return }
+        released = true
+        pool.release(lease, reusable: reusable && !reuseForbidden)
+    }
+
+    private func ingest(_ bytes: [UInt8]) throws {
+        if bytes.isEmpty {
+            events += try parser.endOfInput()
+        } else {
+            receivedAnyByte = true
+            events += try parser.feed(bytes)
+        }
+    }
+
+    private func accept(_ head: HTTP1ResponseHead) throws {
+        let response = makeResponse(head)
+        if configuration.decodesContent, request.method != "HEAD" {
+            let codings = head.headers.tokens("Content-Encoding").filter { $0 != "identity" }
+            if codings == ["gzip"] || codings == ["x-gzip"] {
+                inflater = try Inflater(coding: .gzip, limit: configuration.maximumDecodedBodySize)
+            } else if codings == ["deflate"] {
+                inflater = try Inflater(coding: .deflate, limit: configuration.maximumDecodedBodySize)
+            }
+        }
+        self.response = response
+    }
+
+    private func makeResponse(_ head: HTTP1ResponseHead) -> HTTPResponse {
+        HTTPResponse(
+            status: head.status,
+            reason: head.reason,
+            version: "HTTP/1.\(head.minorVersion)",
+            headers: head.headers,
+            url: request.url
+        )
+    }
+}

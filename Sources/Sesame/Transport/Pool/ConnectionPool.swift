@@ -1,0 +1,156 @@
+/// Keep-alive connections of one session, per origin: reuse, a per-origin limit with waiting in
+/// order, and closing of connections left idle past the idle timeout.
+///
+/// A session owns its pool, so connections are never shared between sessions (whose trust
+/// settings and handshake hooks may differ).
+final class ConnectionPool: Sendable {
+    struct Lease: Sendable {
+        let connection: Connection
+        let origin: Origin
+        /// True when the connection carried an earlier request (it may have been closed by the server since).
+        let isReused: Bool
+    }
+
+    private enum WaiterOutcome: Sendable {
+        case reuse(Connection)
+        case connect
+    }
+
+    private struct Waiters {
+        var continuations: [Int: CheckedContinuation<WaiterOutcome, any Error>] = [:]
+        var early: [Int: Result<WaiterOutcome, any Error>] = [:]
+        var nextID = 0
+        var evictionScheduled = false
+    }
+
+    private let machine: LockedValue<PoolStateMachine<Connection>>
+    private let waiters = LockedValue(Waiters())
+    private let open: @Sendable (Origin) async throws -> Connection
+    private let loop: EventLoop
+    private let idleTimeout: Duration
+
+    /// - Parameter open: makes a new connection to an origin (TCP, and TLS for https).
+    init(
+        limit: Int,
+        idleTimeout: Duration,
+        loop: EventLoop,
+        open: @escaping @Sendable (Origin) async throws -> Connection
+    ) {
+        machine = LockedValue(PoolStateMachine(limit: limit, idleTimeout: idleTimeout))
+        self.idleTimeout = idleTimeout
+        self.loop = loop
+        self.open = open
+    }
+
+    /// A connection to `origin`: an idle one, a new one, or the next one freed.
+    func acquire(_ origin: Origin) async throws -> Lease {
+        let id = waiters.withLock { waiters -> Int in
+            waiters.nextID += 1
+            return waiters.nextID
+        }
+        let (action, expired) = machine.withLock { $0.acquire(origin, waiter: id, now: .now) }
+        close(expired)
+        switch action {
+        case .reuse(let connection):
+            return Lease(connection: connection, origin: origin, isReused: true)
+        case .connect:
+            return try await openConnection(origin)
+        case .wait:
+            let outcome = try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    let early = waiters.withLock { waiters -> Result<WaiterOutcome, any Error>? in
+                        if let early = waiters.early.removeValue(forKey: id) { return early }
+                        waiters.continuations[id] = continuation
+                        return nil
+                    }
+                    if let early { continuation.resume(with: early) }
+                }
+            } onCancel: {
+                if machine.withLock({ $0.cancelWaiter(origin, id) }) {
+                    deliver(
+                        id,
+                        .failure(SesameError(.cancelled, "waiting for a connection to \(origin) was cancelled"))
+                    )
+                }
+            }
+            switch outcome {
+            case .reuse(let connection): return Lease(connection: connection, origin: origin, isReused: true)
+            case .connect: return try await openConnection(origin)
+            }
+        }
+    }
+
+    /// Gives a leased connection back. A connection that is not reusable is closed.
+    func release(_ lease: Lease, reusable: Bool) {
+        if !reusable { close([lease.connection]) }
+        let handOff = machine.withLock {
+            $0.release(lease.origin, lease.connection, reusable: reusable, now: .now)
+        }
+        if let handOff {
+            dispatch(handOff)
+        } else if reusable {
+            scheduleEviction()
+        }
+    }
+
+    /// Closes every idle connection (leased ones close when their requests end).
+    func closeIdleConnections() {
+        close(machine.withLock { $0.removeAllIdle() })
+    }
+
+    private func openConnection(_ origin: Origin) async throws -> Lease {
+        do {
+            let connection = try await open(origin)
+            machine.withLock { $0.opened(origin) }
+            return Lease(connection: connection, origin: origin, isReused: false)
+        } catch {
+            if let handOff = machine.withLock({ $0.openFailed(origin) }) { dispatch(handOff) }
+            throw error
+        }
+    }
+
+    private func dispatch(_ handOff: PoolStateMachine<Connection>.HandOff) {
+        switch handOff {
+        case .reuse(let waiter, let connection): deliver(waiter, .success(.reuse(connection)))
+        case .connect(let waiter): deliver(waiter, .success(.connect))
+        }
+    }
+
+    private func deliver(_ waiter: Int, _ outcome: Result<WaiterOutcome, any Error>) {
+        let continuation = waiters.withLock { waiters -> CheckedContinuation<WaiterOutcome, any Error>? in
+            if let continuation = waiters.continuations.removeValue(forKey: waiter) { return continuation }
+            waiters.early[waiter] = outcome
+            return nil
+        }
+        continuation?.resume(with: outcome)
+    }
+
+    private func scheduleEviction() {
+        let needed = waiters.withLock { waiters -> Bool in
+            if waiters.evictionScheduled { return false }
+            waiters.evictionScheduled = true
+            return true
+        }
+        guard needed else { return }
+        let timeout = idleTimeout
+        loop.execute { [weak self, loop] in
+            _ = loop.scheduleTimer(after: timeout) { [weak self] in self?.evict() }
+        }
+    }
+
+    private func evict() {
+        waiters.withLock { $0.evictionScheduled = false }
+        let (expired, more) = machine.withLock { machine in
+            (machine.evictExpired(now: .now), machine.hasIdleConnections)
+        }
+        close(expired)
+        if more { scheduleEviction() }
+    }
+
+    private func close(_ connections: [Connection]) {
+        guard !connections.isEmpty else { return }
+        Task {
+            for connection in connections { await connection.close() }
+        }
+    }
+}

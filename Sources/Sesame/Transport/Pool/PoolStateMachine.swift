@@ -1,0 +1,150 @@
+/// Which connection a request gets, as a value-type state machine: reuse an idle keep-alive
+/// connection, open a new one within the per-origin limit, or wait in line. No I/O here.
+struct PoolStateMachine<Connection: AnyObject> {
+    struct Idle {
+        let connection: Connection
+        let since: ContinuousClock.Instant
+    }
+
+    private struct PerOrigin {
+        var idle: [Idle] = []
+        var opening = 0
+        var leased = 0
+        var waiters: [Int] = []
+
+        mutating func removeExpired(now: ContinuousClock.Instant, idleTimeout: Duration) -> [Connection] {
+            let expired = idle.filter { now - $0.since >= idleTimeout }.map(\.connection)
+            idle.removeAll { now - $0.since >= idleTimeout }
+            return expired
+        }
+    }
+
+    enum AcquireAction {
+        case reuse(Connection)
+        case connect
+        case wait
+    }
+
+    enum HandOff {
+        /// Give this connection to the waiter.
+        case reuse(waiter: Int, Connection)
+        /// Let the waiter open a connection of its own.
+        case connect(waiter: Int)
+    }
+
+    private var origins: [Origin: PerOrigin] = [:]
+    let limit: Int
+    let idleTimeout: Duration
+
+    init(limit: Int, idleTimeout: Duration) {
+        self.limit = max(1, limit)
+        self.idleTimeout = idleTimeout
+    }
+
+    /// A request for `origin`. Returns expired idle connections to close as well.
+    mutating func acquire(
+        _ origin: Origin,
+        waiter: Int,
+        now: ContinuousClock.Instant
+    ) -> (action: AcquireAction, expired: [Connection]) {
+        var state = origins[origin, default: PerOrigin()]
+        let expired = state.removeExpired(now: now, idleTimeout: idleTimeout)
+        defer { origins[origin] = state }
+        // Most recently used first: the likeliest to still be open.
+        if let idle = state.idle.popLast() {
+            state.leased += 1
+            return (.reuse(idle.connection), expired)
+        }
+        if state.leased + state.opening < limit {
+            state.opening += 1
+            return (.connect, expired)
+        }
+        state.waiters.append(waiter)
+        return (.wait, expired)
+    }
+
+    /// A connection opened for `origin` is now in use.
+    mutating func opened(_ origin: Origin) {
+        origins[origin, default: PerOrigin()].opening -= 1
+        origins[origin, default: PerOrigin()].leased += 1
+    }
+
+    /// Opening failed: the slot goes to the next waiter, if any.
+    mutating func openFailed(_ origin: Origin) -> HandOff? {
+        var state = origins[origin, default: PerOrigin()]
+        state.opening -= 1
+        defer { store(origin, state) }
+        guard !state.waiters.isEmpty else { return nil }
+        state.opening += 1
+        return .connect(waiter: state.waiters.removeFirst())
+    }
+
+    /// A leased connection is done. A reusable one goes to the next waiter or the idle list; a
+    /// closed one frees its slot for the next waiter.
+    mutating func release(
+        _ origin: Origin,
+        _ connection: Connection,
+        reusable: Bool,
+        now: ContinuousClock.Instant
+    ) -> HandOff? {
+        var state = origins[origin, default: PerOrigin()]
+        defer { store(origin, state) }
+        if !state.waiters.isEmpty {
+            let waiter = state.waiters.removeFirst()
+            if reusable { return .reuse(waiter: waiter, connection) }
+            state.leased -= 1
+            state.opening += 1
+            return .connect(waiter: waiter)
+        }
+        state.leased -= 1
+        if reusable { state.idle.append(Idle(connection: connection, since: now)) }
+        return nil
+    }
+
+    /// A waiter gave up (cancelled); true when it was still waiting.
+    mutating func cancelWaiter(_ origin: Origin, _ waiter: Int) -> Bool {
+        guard var state = origins[origin], let index = state.waiters.firstIndex(of: waiter) else { return false }
+        state.waiters.remove(at: index)
+        store(origin, state)
+        return true
+    }
+
+    /// Idle connections past the idle timeout, removed from the pool.
+    mutating func evictExpired(now: ContinuousClock.Instant) -> [Connection] {
+        var expired: [Connection] = []
+        for origin in Array(origins.keys) {
+            guard var state = origins[origin] else { continue }
+            expired += state.removeExpired(now: now, idleTimeout: idleTimeout)
+            store(origin, state)
+        }
+        return expired
+    }
+
+    /// Everything idle, removed (for shutdown).
+    mutating func removeAllIdle() -> [Connection] {
+        var all: [Connection] = []
+        for origin in Array(origins.keys) {
+            guard var state = origins[origin] else { continue }
+            all += state.idle.map(\.connection)
+            state.idle = []
+            store(origin, state)
+        }
+        return all
+    }
+
+    /// Counts, for tests and diagnostics.
+    func counts(_ origin: Origin) -> (idle: Int, leased: Int, opening: Int, waiting: Int) {
+        let state = origins[origin, default: PerOrigin()]
+        return (state.idle.count, state.leased, state.opening, state.waiters.count)
+    }
+
+    var hasIdleConnections: Bool { origins.values.contains { !$0.idle.isEmpty } }
+
+    private mutating func store(_ origin: Origin, _ state: PerOrigin) {
+        if state.idle.isEmpty && state.opening == 0 && state.leased == 0 && state.waiters.isEmpty {
+            origins[origin] = nil
+        } else {
+            origins[origin] = state
+        }
+    }
+}

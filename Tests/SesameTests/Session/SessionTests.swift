@@ -1,0 +1,261 @@
+import Foundation
+import SesameTesting
+import Testing
+
+@testable import Sesame
+
+/// A session that trusts the test PKI and gives up quickly.
+func testSession(_ adjust: (inout SessionConfiguration) -> Void = { _ in }) -> Session {
+    var configuration = SessionConfiguration.default
+    configuration.tls.trustRoots = .anchors([sharedPKI.root.certificate])
+    configuration.requestTimeout = .seconds(10)
+    adjust(&configuration)
+    return Session(configuration: configuration)
+}
+
+func server(
+    tls: Bool = false,
+    _ handler: @escaping @Sendable (LocalServer.Request) -> LocalServer.Response
+) throws
+    -> LocalServer
+{
+    var configuration = LocalServer.Configuration(identity: tls ? try sharedPKI.leaf() : nil)
+    configuration.handler = handler
+    return try LocalServer(configuration)
+}
+
+func url(_ server: LocalServer, _ path: String) -> URL { URL(string: server.baseURL + path)! }
+
+@Suite struct SessionTests {
+    @Test(arguments: [false, true])
+    func keepAliveReusesOneConnection(tls: Bool) async throws {
+        let origin = try server(tls: tls) { request in .text("you asked for \(request.target)") }
+        defer { origin.shutdown() }
+        let session = testSession()
+        for path in ["/one", "/two", "/three"] {
+            let (data, response) = try await session.data(from: url(origin, path))
+            #expect(response.status == 200)
+            #expect(String(decoding: data, as: UTF8.self) == "you asked for \(path)")
+        }
+        #expect(origin.requests.map(\.connectionIndex) == [0, 0, 0])
+        #expect(origin.requests.first?.headers["host"] == "localhost:\(origin.port)")
+        #expect(origin.requests.first?.headers["accept-encoding"] == "gzip, deflate")
+    }
+
+    @Test func chunkedBodiesAndTrailersArrive() async throws {
+        let origin = try server { _ in
+            .chunked([Array("hello ".utf8), Array("chunked ".utf8), Array("world".utf8)], trailers: [("X-Sum", "1")])
+        }
+        defer { origin.shutdown() }
+        let (data, _) = try await testSession().data(from: url(origin, "/"))
+        #expect(String(decoding: data, as: UTF8.self) == "hello chunked world")
+    }
+
+    @Test func gzipBodiesAreDecoded() async throws {
+        let text = String(repeating: "compressible ", count: 2_000)
+        let directory = try temporaryDirectory()
+        try Data(text.utf8).write(to: directory.appendingPathComponent("in"))
+        try shell("gzip -c '\(directory.path)/in' > '\(directory.path)/out'")
+        let gzipped = [UInt8](try Data(contentsOf: directory.appendingPathComponent("out")))
+        let origin = try server { _ in
+            .chunked(
+                [Array(gzipped.prefix(100)), Array(gzipped.dropFirst(100))],
+                headers: [("Content-Encoding", "gzip")]
+            )
+        }
+        defer { origin.shutdown() }
+        let (data, response) = try await testSession().data(from: url(origin, "/"))
+        #expect(String(decoding: data, as: UTF8.self) == text)
+        #expect(response.headers["content-encoding"] == "gzip")
+    }
+
+    @Test func headResponsesHaveNoBody() async throws {
+        let origin = try server { _ in .raw("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n") }
+        defer { origin.shutdown() }
+        let session = testSession()
+        let (data, response) = try await session.data(for: HTTPRequest(url: url(origin, "/"), method: "HEAD"))
+        #expect(data.isEmpty)
+        #expect(response.expectedContentLength == 1000)
+    }
+
+    @Test func aServerThatSendsGarbageIsAProtocolError() async throws {
+        let origin = try server { _ in .raw("SSH-2.0-OpenSSH_9.2\r\n\r\n", thenClose: true) }
+        defer { origin.shutdown() }
+        let error = await #expect(throws: SesameError.self) { _ = try await testSession().data(from: url(origin, "/")) }
+        #expect(error?.code == .protocolError)
+        #expect(error?.detail.contains("malformed status line") == true)
+    }
+
+    @Test func aServerThatClosesEarlyIsATruncationError() async throws {
+        let origin = try server { _ in .raw("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly this", thenClose: true)
+        }
+        defer { origin.shutdown() }
+        let error = await #expect(throws: SesameError.self) { _ = try await testSession().data(from: url(origin, "/")) }
+        #expect(error?.code == .protocolError)
+        #expect(error?.detail.contains("91 body bytes still to come") == true)
+    }
+
+    @Test func aStalledServerTimesOut() async throws {
+        let origin = try server { _ in .stall }
+        defer { origin.shutdown() }
+        let session = testSession { $0.requestTimeout = .milliseconds(300) }
+        let error = await #expect(throws: SesameError.self) { _ = try await session.data(from: url(origin, "/")) }
+        #expect(error?.code == .timeout)
+    }
+
+    @Test func theResourceTimeoutBoundsTheWholeTask() async throws {
+        let origin = try server { _ in .stall }
+        defer { origin.shutdown() }
+        let session = testSession { $0.resourceTimeout = .milliseconds(300) }
+        let error = await #expect(throws: SesameError.self) { _ = try await session.data(from: url(origin, "/")) }
+        #expect(error?.code == .timeout)
+        #expect(error?.detail.contains("resource timeout") == true)
+    }
+
+    @Test func cancellingMidBodyFreesTheConnection() async throws {
+        let origin = try server { request in
+            request.target == "/slow"
+                ? .raw("HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\npartial")
+                : .text("fine")
+        }
+        defer { origin.shutdown() }
+        let session = testSession { $0.maximumConnectionsPerHost = 1 }
+        let started = Recorder<Int>()
+        final class FirstBytes: SessionTaskDelegate {
+            let started: Recorder<Int>
+            init(_ started: Recorder<Int>) { self.started = started }
+            func session(
+                _ session: Session,
+                task: SessionTask,
+                didReceive response: HTTPResponse
+            ) async -> ResponseDisposition {
+                started.append(response.status)
+                return .allow
+            }
+        }
+        let task = session.dataTask(with: HTTPRequest(url: url(origin, "/slow")), delegate: FirstBytes(started))
+        task.resume()
+        while started.all.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+        task.cancel()
+        // With one connection allowed per host, this only succeeds if the cancelled task freed it.
+        let (data, _) = try await session.data(from: url(origin, "/after"))
+        #expect(String(decoding: data, as: UTF8.self) == "fine")
+    }
+
+    @Test func aClosedKeepAliveConnectionIsRetriedForIdempotentRequestsOnly() async throws {
+        // The server answers as if keeping the connection, then closes it.
+        let origin = try server { request in .raw("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", thenClose: true) }
+        defer { origin.shutdown() }
+        let session = testSession()
+        _ = try await session.data(from: url(origin, "/first"))
+        try await Task.sleep(for: .milliseconds(50))
+        let (data, _) = try await session.data(from: url(origin, "/second"))
+        #expect(String(decoding: data, as: UTF8.self) == "ok")
+        #expect(origin.requests.map(\.connectionIndex) == [0, 1])
+
+        try await Task.sleep(for: .milliseconds(50))
+        let post = HTTPRequest(url: url(origin, "/post"), method: "POST", body: .data(Data("x".utf8)))
+        await #expect(throws: SesameError.self) { _ = try await session.data(for: post) }
+    }
+
+    @Test func requestsBeyondThePerHostLimitWaitTheirTurn() async throws {
+        let origin = try server { request in LocalServer.Response.text(request.target).delayed(by: .milliseconds(30)) }
+        defer { origin.shutdown() }
+        let session = testSession { $0.maximumConnectionsPerHost = 2 }
+        let bodies = try await withThrowingTaskGroup(of: String.self) { group in
+            for index in 0..<6 {
+                group.addTask {
+                    String(decoding: try await session.data(from: url(origin, "/\(index)")).0, as: UTF8.self)
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(Set(bodies) == Set((0..<6).map { "/\($0)" }))
+        #expect(Set(origin.requests.map(\.connectionIndex)).count == 2)
+    }
+
+    @Test func uploadsFromDataFileAndStream() async throws {
+        let origin = try server { request in
+            .text("\(request.method) \(request.body.count) \(request.headers["transfer-encoding"] ?? "length")")
+        }
+        defer { origin.shutdown() }
+        let session = testSession()
+        let request = HTTPRequest(url: url(origin, "/upload"), method: "PUT")
+
+        let (fromData, _) = try await session.upload(for: request, from: Data(repeating: 7, count: 100_000))
+        #expect(String(decoding: fromData, as: UTF8.self) == "PUT 100000 length")
+
+        let file = try temporaryDirectory().appendingPathComponent("body.bin")
+        try Data(repeating: 1, count: 300_000).write(to: file)
+        let (fromFile, _) = try await session.upload(for: request, fromFile: file)
+        #expect(String(decoding: fromFile, as: UTF8.self) == "PUT 300000 length")
+
+        let chunks = AsyncStream<[UInt8]> { continuation in
+            for _ in 0..<10 { continuation.yield([UInt8](repeating: 2, count: 1000)) }
+            continuation.finish()
+        }
+        var streamed = request
+        streamed.body = .stream(chunks)
+        let (fromStream, _) = try await session.data(for: streamed)
+        #expect(String(decoding: fromStream, as: UTF8.self) == "PUT 10000 chunked")
+    }
+
+    @Test func expectContinueWaitsForTheServer() async throws {
+        let origin = try server { request in .text("got \(request.body.count)") }
+        defer { origin.shutdown() }
+        var request = HTTPRequest(
+            url: url(origin, "/"),
+            method: "POST",
+            body: .data(Data(repeating: 3, count: 200_000))
+        )
+        request.headers.add(name: "Expect", value: "100-continue")
+        let (data, _) = try await testSession().data(for: request)
+        #expect(String(decoding: data, as: UTF8.self) == "got 200000")
+    }
+
+    @Test func downloadsLandInPlaceWithProgress() async throws {
+        let payload = [UInt8](repeating: 9, count: 500_000)
+        let origin = try server { _ in .bytes(payload) }
+        defer { origin.shutdown() }
+        let destination = try temporaryDirectory().appendingPathComponent("file.bin")
+        let progress = Recorder<Int64>()
+        let response = try await testSession().download(for: HTTPRequest(url: url(origin, "/")), to: destination) {
+            received,
+            total in
+            progress.append(received)
+            #expect(total == 500_000)
+        }
+        #expect(response.status == 200)
+        #expect(try Data(contentsOf: destination) == Data(payload))
+        #expect(progress.all.last == 500_000)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: destination.deletingLastPathComponent().path) == [
+                "file.bin"
+            ]
+        )
+    }
+
+    @Test func theCompletionHandlerFormStartsOnResume() async throws {
+        let origin = try server { _ in .text("handled") }
+        defer { origin.shutdown() }
+        let session = testSession()
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
+            let task = session.dataTask(with: HTTPRequest(url: url(origin, "/"))) { data, response, error in
+                continuation.resume(
+                    returning:
+                        "\(response?.status ?? 0) \(data.map { String(decoding: $0, as: UTF8.self) } ?? "") \(error == nil)"
+                )
+            }
+            #expect(task.state == .suspended)
+            task.resume()
+        }
+        #expect(result == "200 handled true")
+    }
+
+    @Test func unsupportedURLsAreRefused() async throws {
+        let error = await #expect(throws: SesameError.self) {
+            _ = try await testSession().data(from: URL(string: "ftp://localhost/file")!)
+        }
+        #expect(error?.code == .unsupportedURL)
+    }
+}
