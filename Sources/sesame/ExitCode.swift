@@ -1,6 +1,34 @@
-/// The process exit codes of `sesame`.
+import Sesame
+
+/// The process exit codes of `sesame` (documented in `sesame --help`).
 enum ExitCode: Int32 {
     case ok = 0
     case failure = 1
     case usage = 2
+    case network = 3
+    case serverTrust = 4
+    case clientCertificate = 5
+    case authentication = 6
+    case proxyAuthentication = 7
+    case httpError = 8
+    case protocolError = 9
+
+    /// The exit code for a library error.
+    init(_ error: SesameError) {
+        switch error.code {
+        case .nameResolutionFailed, .connectFailed, .connectTimeout, .timeout, .connectionClosed, .connectionReset,
+            .ioError, .tlsHandshakeFailed:
+            self = .network
+        case .serverTrustRejected, .trustStoreUnavailable:
+            self = .serverTrust
+        case .clientCertificateRequired, .clientCertificateRejected:
+            self = .clientCertificate
+        case .protocolError, .tlsProtocolError, .tooManyRedirects:
+            self = .protocolError
+        case .unsupportedURL, .invalidArgument:
+            self = .usage
+        default:
+            self = .failure
+        }
+    }
 }

@@ -11,15 +11,47 @@ enum Output {
 /// `sesame --help`.
 enum Usage {
     static let text = """
-        usage: sesame <command> [options]
+        usage: sesame [fetch] URL [options]      one HTTP(S) request, curl's option names
+               sesame demo [--step NAME] [--list]
+               sesame --version | --help
 
-        commands:
-          demo [--step NAME] [--list]   a tour of Sesame against servers started in this process on
-                                        loopback with a fresh test PKI; exit 0 only when every step
-                                        behaved as described
-          --version                     the Sesame and OpenSSL versions
-          --help                        this text
+        fetch options:
+          -X, --request METHOD       the method (default GET, or POST with -d)
+          -H, --header "Name: v"     add a header field (repeatable)
+          -d, --data DATA|@FILE      send DATA (from FILE without CR/LF) as a form body; repeats join with &
+              --data-binary DATA|@FILE   send exactly DATA or FILE's bytes
+              --data-raw DATA        send DATA, no @ meaning
+          -o, --output FILE          write the body to FILE (appears only when complete; '-' is stdout)
+          -i, --include              print the response head before the body
+          -v, --verbose              '*' lines on stderr for connection, TLS (version, cipher, peer
+                                     certificate, trust result), '>' request and '<' response heads
+          -s, --silent               no progress bar and no error messages (see -S)
+          -S, --show-error           print error messages even with -s
+          -L, --location             follow redirects (credentials never go to another origin)
+              --max-redirs N         at most N redirects with -L (default 50; -1 unlimited)
+              --connect-timeout S    seconds allowed for each TCP connection
+          -m, --max-time S           seconds allowed for the whole transfer
+              --cacert FILE          trust only the CA certificates in FILE (PEM or DER)
+              --capath DIR           trust only the CA certificates in DIR
+          -k, --insecure             do NOT check the server's certificate (prints a warning)
+          -f, --fail                 no body and exit code 8 when the status is 400 or above
+        A progress bar is drawn on stderr for -o downloads when stderr is a terminal.
 
-        exit codes: 0 ok, 1 a demo step misbehaved or another failure, 2 usage
+        demo:
+          a tour of Sesame against servers started in this process on loopback with a fresh
+          test PKI; exit 0 only when every step behaved as described
+
+        exit codes:
+          0 ok                      5 client certificate
+          1 other failure           6 authentication
+          2 usage                   7 proxy authentication
+          3 network or timeout      8 HTTP status >= 400 with --fail
+          4 server trust            9 protocol error
         """
+}
+
+/// A failure of the command itself (not of the library), with its message.
+struct CommandError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }

@@ -13,8 +13,10 @@ case nil, "--help", "-h", "help":
     status = .ok
 case "demo":
     status = await DemoCommand.run(arguments: Array(arguments.dropFirst()))
+case "fetch":
+    status = await FetchCommand.run(arguments: Array(arguments.dropFirst()))
 default:
-    Output.error("unknown command '\(arguments[0])'; see sesame --help")
-    status = .usage
+    // Like curl: `sesame URL [options]` fetches.
+    status = await FetchCommand.run(arguments: arguments)
 }
 exit(status.rawValue)

@@ -7,13 +7,23 @@ import Foundation
 final class ChildProcess: Sendable {
     let pid: pid_t
 
-    init(executable: String, arguments: [String], environment: [String: String], logPath: String) throws {
+    init(
+        executable: String,
+        arguments: [String],
+        environment: [String: String],
+        logPath: String,
+        errorPath: String? = nil
+    ) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        if let errorPath {
+            posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        } else {
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
@@ -49,6 +59,14 @@ final class ChildProcess: Sendable {
     var isRunning: Bool {
         var status: Int32 = 0
         return waitpid(pid, &status, WNOHANG) == 0
+    }
+
+    /// Waits for the child to exit and returns its exit status (128 + signal when killed).
+    func wait() -> Int32 {
+        var status: Int32 = 0
+        _ = waitpid(pid, &status, 0)
+        let signal = status & 0x7F
+        return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
     }
 
     /// Sends SIGTERM and reaps the child.

@@ -51,6 +51,7 @@ extension Session {
                         )
                     }
                     await reader.discard()
+                    configuration.eventObserver?(.redirected(status: response.status, to: decided.url))
                     request = try validated(decided, strippingCredentialsFrom: request)
                     continue
                 }
@@ -79,6 +80,18 @@ extension Session {
         while true {
             attempt += 1
             let lease = try await pool.acquire(origin)
+            if let observer = configuration.eventObserver {
+                observer(
+                    .connected(
+                        origin: origin.description,
+                        remoteAddress: lease.connection.remoteAddressDescription,
+                        reused: lease.isReused
+                    )
+                )
+                if !lease.isReused, let info = lease.connection.tlsInfo {
+                    observer(.tlsEstablished(origin: origin.description, info: info))
+                }
+            }
             do {
                 return try await HTTP1Exchange.send(
                     request,

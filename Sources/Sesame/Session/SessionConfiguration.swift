@@ -26,6 +26,9 @@ public struct SessionConfiguration: Sendable {
     /// The most bytes a decoded body may grow to.
     public var maximumDecodedBodySize = 1 << 32
 
+    /// Receives ``SessionEvent``s (connections, TLS, heads, redirects) as they happen.
+    public var eventObserver: (@Sendable (SessionEvent) -> Void)?
+
     /// The defaults.
     public static var `default`: SessionConfiguration { SessionConfiguration() }
 

@@ -184,7 +184,8 @@ extension Connection {
                 peerChain: machine.peerChain,
                 isSessionReused: SSL_session_reused(ssl) == 1,
                 clientCertificate: machine.sentIdentity?.certificate,
-                remoteAddress: remoteAddress?.description ?? "unknown"
+                remoteAddress: remoteAddress?.description ?? "unknown",
+                trustEvaluation: lastEvaluation
             )
         )
         if let continuation = connectContinuation {

@@ -59,6 +59,7 @@ enum HTTP1Exchange {
             target: target(of: request.url),
             headers: headers
         )
+        configuration.eventObserver?(.requestHeadSent(String(decoding: head.dropLast(4), as: UTF8.self)))
         let timeout = request.timeout ?? configuration.requestTimeout
         let reader = ResponseBodyReader(
             lease: lease,

@@ -184,7 +184,13 @@ final class ResponseBodyReader {
     }
 
     private func makeResponse(_ head: HTTP1ResponseHead) -> HTTPResponse {
-        HTTPResponse(
+        if let observer = configuration.eventObserver {
+            let lines =
+                ["HTTP/1.\(head.minorVersion) \(head.status)\(head.reason.isEmpty ? "" : " " + head.reason)"]
+                + head.headers.map { "\($0.name): \($0.value)" }
+            observer(.responseHeadReceived(lines.joined(separator: "\r\n")))
+        }
+        return HTTPResponse(
             status: head.status,
             reason: head.reason,
             version: "HTTP/1.\(head.minorVersion)",

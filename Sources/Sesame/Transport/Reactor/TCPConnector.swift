@@ -40,7 +40,7 @@ final class TCPConnector {
         guard completion != nil else { return }
         guard let address = addresses.popFirst() else {
             let detail = failures.isEmpty ? "no address" : failures.joined(separator: "; ")
-            finish(.failure(SesameError(.connectFailed, "\(host): \(detail)")))
+            finish(.failure(SesameError(.connectFailed, "could not connect to \(host): \(detail)")))
             return
         }
         let socket: Socket

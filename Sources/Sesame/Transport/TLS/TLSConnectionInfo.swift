@@ -14,6 +14,8 @@ public struct TLSConnectionInfo: Sendable, CustomStringConvertible {
     public let clientCertificate: Certificate?
     /// "127.0.0.1:443" or "[::1]:443".
     public let remoteAddress: String
+    /// The evaluation default handling made, or nil when a ``TLSHandshakeHooks/serverTrust`` hook decided.
+    public let trustEvaluation: TrustEvaluationResult?
 
     public var description: String {
         "\(protocolVersion) \(cipherSuite)\(applicationProtocol.map { " ALPN \($0)" } ?? "")"

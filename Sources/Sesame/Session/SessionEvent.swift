@@ -1,0 +1,19 @@
+import Foundation
+
+/// What happened on the wire for a task, for tools and logs (`sesame -v` prints these).
+///
+/// Delivered synchronously to ``SessionConfiguration/eventObserver`` from the task's own context;
+/// the observer must be quick and must not block. Request heads are reported as sent, so they
+/// include credentials: redact before logging them anywhere lasting.
+public enum SessionEvent: Sendable {
+    /// A connection is ready for a request: a new one, or a kept-alive one reused.
+    case connected(origin: String, remoteAddress: String, reused: Bool)
+    /// A new TLS connection finished its handshake.
+    case tlsEstablished(origin: String, info: TLSConnectionInfo)
+    /// A request head was written (the lines without the final empty line).
+    case requestHeadSent(String)
+    /// A response head arrived (1xx and final ones).
+    case responseHeadReceived(String)
+    /// A redirect is being followed.
+    case redirected(status: Int, to: URL)
+}

@@ -1,0 +1,129 @@
+import Foundation
+import Sesame
+
+/// `sesame [fetch] URL`: one request, curl's way.
+enum FetchCommand {
+    static func run(arguments: [String]) async -> ExitCode {
+        let options: FetchOptions
+        do {
+            options = try FetchOptions.parse(arguments)
+        } catch {
+            Output.error("\(error)")
+            return .usage
+        }
+        let configuration: SessionConfiguration
+        do {
+            configuration = try makeConfiguration(options)
+        } catch let error as SesameError {
+            Output.error("\(error)")
+            return ExitCode(error) == .usage ? .usage : .serverTrust
+        } catch {
+            Output.error("\(error)")
+            return .usage
+        }
+        if options.insecure {
+            Output.error(
+                "warning: --insecure: the server's certificate is NOT checked; anyone on the path can read and change this exchange"
+            )
+        }
+        let session = Session(configuration: configuration)
+        let request = makeRequest(options)
+        let sink: BodySink
+        do {
+            sink = try BodySink(options: options)
+        } catch {
+            Output.error("\(error)")
+            return .failure
+        }
+        let delegate = FetchDelegate(options: options, sink: sink)
+        let outcome: (any Error)? = await withCheckedContinuation { continuation in
+            delegate.completion = { continuation.resume(returning: $0) }
+            session.dataTask(with: request, delegate: delegate).resume()
+        }
+        return finish(outcome, options: options, delegate: delegate, sink: sink)
+    }
+
+    private static func finish(
+        _ outcome: (any Error)?,
+        options: FetchOptions,
+        delegate: FetchDelegate,
+        sink: BodySink
+    )
+        -> ExitCode
+    {
+        let quiet = options.silent && !options.showError
+        if let status = delegate.failedStatus {
+            sink.discard()
+            if !quiet { Output.error("the requested URL returned error: \(status)") }
+            return .httpError
+        }
+        guard let outcome else {
+            do {
+                try sink.commit()
+            } catch {
+                if !quiet { Output.error("\(error)") }
+                return .failure
+            }
+            return .ok
+        }
+        sink.discard()
+        guard let error = outcome as? SesameError else {
+            if !quiet { Output.error("\(outcome)") }
+            return .failure
+        }
+        if !quiet { Output.error("\(error)") }
+        return ExitCode(error)
+    }
+
+    static func makeConfiguration(_ options: FetchOptions) throws -> SessionConfiguration {
+        var configuration = SessionConfiguration.default
+        configuration.followsRedirects = options.followRedirects
+        configuration.maximumRedirects = options.maximumRedirects < 0 ? Int.max : options.maximumRedirects
+        configuration.defaultHeaders = ["User-Agent": "sesame/\(Sesame.version)", "Accept": "*/*"]
+        if let timeout = options.connectTimeout { configuration.connectTimeout = timeout }
+        if let timeout = options.maximumTime { configuration.resourceTimeout = timeout }
+        var anchors: [Certificate] = []
+        if let file = options.caFile { anchors += try Certificate.load(contentsOf: file) }
+        if let directory = options.caPath { anchors += try certificates(inDirectory: directory) }
+        if options.caFile != nil || options.caPath != nil {
+            // curl's meaning: these replace the default bundle.
+            configuration.tls.trustRoots = .anchors(anchors)
+        }
+        if options.insecure {
+            configuration.handshakeHooks.serverTrust = { _ in true }
+        }
+        if options.verbose {
+            configuration.eventObserver = { event in Verbose.print(event) }
+        }
+        return configuration
+    }
+
+    private static func certificates(inDirectory path: String) throws -> [Certificate] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: path) else {
+            throw CommandError("'\(path)': not a readable directory")
+        }
+        var result: [Certificate] = []
+        for name in names.sorted() {
+            let file = (path as NSString).appendingPathComponent(name)
+            // Hashed directories hold links and non-certificates too; take what parses.
+            if let certificates = try? Certificate.load(contentsOf: file) { result += certificates }
+        }
+        guard !result.isEmpty else { throw CommandError("'\(path)': no certificates found") }
+        return result
+    }
+
+    static func makeRequest(_ options: FetchOptions) -> HTTPRequest {
+        // safe: parse() refuses options without a URL.
+        var request = HTTPRequest(url: options.url!)
+        if let data = options.data {
+            request.method = "POST"
+            request.body = .data(Data(data))
+            if options.dataIsForm && !options.headers.contains(where: { $0.0.lowercased() == "content-type" }) {
+                request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+            }
+        }
+        if let method = options.method { request.method = method }
+        for (name, value) in options.headers { request.headers.add(name: name, value: value) }
+        return request
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import Sesame
+
+/// The options of `sesame [fetch] URL`, with curl's names.
+struct FetchOptions {
+    var url: URL?
+    var method: String?
+    var headers: [(String, String)] = []
+    var data: [UInt8]?
+    var dataIsForm = false
+    var output: String?
+    var includeHead = false
+    var verbose = false
+    var silent = false
+    var showError = false
+    var followRedirects = false
+    var maximumRedirects = 50
+    var connectTimeout: Duration?
+    var maximumTime: Duration?
+    var caFile: String?
+    var caPath: String?
+    var insecure = false
+    var failOnHTTPError = false
+
+    static let arguments = Arguments(
+        valued: [
+            "-X", "--request", "-H", "--header", "-d", "--data", "--data-binary", "--data-raw", "-o", "--output",
+            "--max-redirs", "--connect-timeout", "-m", "--max-time", "--cacert", "--capath", "--url",
+        ],
+        switches: [
+            "-i", "--include", "-v", "--verbose", "-s", "--silent", "-S", "--show-error", "-L", "--location", "-k",
+            "--insecure", "-f", "--fail",
+        ]
+    )
+
+    /// Parses the arguments after `fetch` (or after the program name).
+    static func parse(_ arguments: [String]) throws -> FetchOptions {
+        var options = FetchOptions()
+        var dataParts: [[UInt8]] = []
+        for item in try Self.arguments.parse(arguments) {
+            switch item {
+            case .positional(let text), .option("--url", let text?):
+                guard options.url == nil else {
+                    throw Arguments.UsageError(description: "only one URL may be given (got '\(text)' too)")
+                }
+                options.url = try url(text)
+            case .option(let name, let value?):
+                switch name {
+                case "-X", "--request": options.method = value
+                case "-H", "--header": options.headers.append(try header(value))
+                case "-d", "--data":
+                    dataParts.append(try dataArgument(value, binary: false))
+                    options.dataIsForm = true
+                case "--data-raw":
+                    dataParts.append(Array(value.utf8))
+                    options.dataIsForm = true
+                case "--data-binary":
+                    dataParts.append(try dataArgument(value, binary: true))
+                    options.dataIsForm = true
+                case "-o", "--output": options.output = value
+                case "--max-redirs": options.maximumRedirects = try integer(value, name)
+                case "--connect-timeout": options.connectTimeout = try seconds(value, name)
+                case "-m", "--max-time": options.maximumTime = try seconds(value, name)
+                case "--cacert": options.caFile = value
+                case "--capath": options.caPath = value
+                default: throw Arguments.UsageError(description: "unknown option \(name)")
+                }
+            case .option(let name, nil):
+                switch name {
+                case "-i", "--include": options.includeHead = true
+                case "-v", "--verbose": options.verbose = true
+                case "-s", "--silent": options.silent = true
+                case "-S", "--show-error": options.showError = true
+                case "-L", "--location": options.followRedirects = true
+                case "-k", "--insecure": options.insecure = true
+                case "-f", "--fail": options.failOnHTTPError = true
+                default: throw Arguments.UsageError(description: "unknown option \(name)")
+                }
+            }
+        }
+        if !dataParts.isEmpty {
+            // Like curl: several -d pieces are joined with '&'.
+            options.data = Array(dataParts.joined(separator: [UInt8(ascii: "&")]))
+        }
+        guard options.url != nil else { throw Arguments.UsageError(description: "no URL given; see sesame --help") }
+        return options
+    }
+
+    private static func url(_ text: String) throws -> URL {
+        // Like curl, a URL without a scheme means http.
+        let withScheme = text.contains("://") ? text : "http://" + text
+        guard let url = URL(string: withScheme), let scheme = url.scheme?.lowercased(),
+            scheme == "http" || scheme == "https", url.host != nil
+        else { throw Arguments.UsageError(description: "'\(text)' is not an http or https URL") }
+        return url
+    }
+
+    private static func header(_ text: String) throws -> (String, String) {
+        guard let colon = text.firstIndex(of: ":"), colon != text.startIndex else {
+            throw Arguments.UsageError(description: "header '\(text)' is not 'Name: value'")
+        }
+        return (String(text[..<colon]), text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+    }
+
+    /// `@file` reads a file (for -d, without CR and LF, as curl does); anything else is the data itself.
+    private static func dataArgument(_ value: String, binary: Bool) throws -> [UInt8] {
+        guard value.hasPrefix("@") else { return Array(value.utf8) }
+        let path = String(value.dropFirst())
+        let contents: Data?
+        if path == "-" {
+            contents = FileHandle.standardInput.readDataToEndOfFile()
+        } else {
+            contents = FileManager.default.contents(atPath: path)
+        }
+        guard let contents else {
+            throw Arguments.UsageError(description: "cannot read data file '\(path)'")
+        }
+        let bytes = [UInt8](contents)
+        return binary ? bytes : bytes.filter { $0 != 0x0D && $0 != 0x0A }
+    }
+
+    private static func integer(_ value: String, _ name: String) throws -> Int {
+        guard let number = Int(value), number >= -1 else {
+            throw Arguments.UsageError(description: "\(name) needs a whole number, not '\(value)'")
+        }
+        return number
+    }
+
+    private static func seconds(_ value: String, _ name: String) throws -> Duration {
+        guard let number = Double(value), number > 0, number.isFinite else {
+            throw Arguments.UsageError(description: "\(name) needs a positive number of seconds, not '\(value)'")
+        }
+        return .milliseconds(Int64(number * 1000))
+    }
+}

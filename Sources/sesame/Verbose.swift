@@ -1,0 +1,38 @@
+import Foundation
+import Sesame
+
+/// `-v`: `*` lines for connections and TLS, `>` for the request head, `<` for response heads.
+enum Verbose {
+    static func print(_ event: SessionEvent) {
+        var lines: [String] = []
+        switch event {
+        case .connected(let origin, let address, let reused):
+            lines.append("* \(reused ? "Re-using connection to" : "Connected to") \(origin) (\(address))")
+        case .tlsEstablished(_, let info):
+            lines.append("* TLS: \(info.protocolVersion) \(info.cipherSuite)")
+            if let alpn = info.applicationProtocol { lines.append("* ALPN: \(alpn)") }
+            if let leaf = info.peerChain.first {
+                lines.append("* Server certificate: \(leaf.subject)")
+                lines.append("*   issuer: \(leaf.issuer)")
+                lines.append("*   valid: \(leaf.notValidBefore) to \(leaf.notValidAfter)")
+                lines.append("*   public key pin: sha256//\(leaf.publicKey.sha256Pin)")
+            }
+            if let evaluation = info.trustEvaluation {
+                lines.append("* Server trust: \(evaluation)")
+            } else {
+                lines.append("* Server trust: decided by a handshake hook")
+            }
+            if info.isSessionReused { lines.append("* TLS session resumed (trust decided again)") }
+            if let client = info.clientCertificate { lines.append("* Client certificate: \(client.subject)") }
+        case .requestHeadSent(let head):
+            lines += head.split(separator: "\r\n", omittingEmptySubsequences: false).map { "> \($0)" }
+            lines.append(">")
+        case .responseHeadReceived(let head):
+            lines += head.split(separator: "\r\n", omittingEmptySubsequences: false).map { "< \($0)" }
+            lines.append("<")
+        case .redirected(let status, let url):
+            lines.append("* Following the \(status) redirect to \(url.absoluteString)")
+        }
+        FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+    }
+}
