@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Installs what building and testing Sesame needs on a fresh Debian 12 machine with the Swift
-# toolchain: OpenSSL 3 headers (libssl-dev), zlib headers (zlib1g-dev), pkg-config, the openssl CLI (test peer) and the CA
-# bundle. Idempotent: does nothing when everything is present.
+# Installs what building, testing and benchmarking Sesame needs on a fresh Debian 12 machine with
+# the Swift toolchain: OpenSSL 3 and zlib headers, pkg-config, the openssl CLI and nginx (test
+# peers), curl and libcurl (benchmark baselines), and the CA bundle. Idempotent: does nothing when
+# everything is present.
 set -euo pipefail
 
-packages=(libssl-dev zlib1g-dev pkg-config openssl ca-certificates)
+packages=(libssl-dev zlib1g-dev pkg-config openssl ca-certificates nginx curl libcurl4-openssl-dev)
 missing=()
 for package in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
@@ -19,5 +20,14 @@ as_root=()
 if [ "$(id -u)" -ne 0 ]; then as_root=(sudo); fi
 echo "install-deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
+# Keep apt from starting the system nginx on port 80: the tests start their own on loopback.
+created_policy=false
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' | "${as_root[@]}" tee /usr/sbin/policy-rc.d >/dev/null
+    "${as_root[@]}" chmod +x /usr/sbin/policy-rc.d
+    created_policy=true
+fi
+cleanup() { if [ "$created_policy" = true ]; then "${as_root[@]}" rm -f /usr/sbin/policy-rc.d; fi; }
+trap cleanup EXIT
 "${as_root[@]}" apt-get update -qq
 "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

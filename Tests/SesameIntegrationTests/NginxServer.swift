@@ -1,0 +1,136 @@
+import Foundation
+import SesameTesting
+
+@testable import Sesame
+
+/// nginx on loopback with a configuration of our own: plain and TLS servers (certificate from a
+/// `TestPKI`), static files, gzip, redirects, header echoes, and an access log that names each
+/// request's connection (to prove keep-alive reuse).
+final class NginxServer: Sendable {
+    let httpPort: Int
+    let httpsPort: Int
+    let prefix: URL
+    private let process: ChildProcess
+
+    /// The 1 MiB static file's contents.
+    static let largeFile = [UInt8]((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+    static let text = String(repeating: "nginx compresses this text. ", count: 4_000)
+
+    init(pki: TestPKI) async throws {
+        let nginx = "/usr/sbin/nginx"
+        guard FileManager.default.isExecutableFile(atPath: nginx) else {
+            throw SesameError(
+                .fileUnreadable,
+                "nginx is not installed: scripts/test.sh installs the Debian package 'nginx' (run it, or apt-get install nginx)"
+            )
+        }
+        prefix = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-nginx-\(UUID().uuidString)")
+        let root = prefix.appendingPathComponent("www")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        // nginx workers run as nobody: the folders must be traversable and the files readable.
+        chmod(prefix.path, 0o755)
+        chmod(root.path, 0o755)
+        try Data(Self.largeFile).write(to: root.appendingPathComponent("large.bin"))
+        try Data(Self.text.utf8).write(to: root.appendingPathComponent("text.txt"))
+        try Data("hello nginx\n".utf8).write(to: root.appendingPathComponent("small.txt"))
+        let leaf = try pki.leaf()
+        let (certificate, key) = try leaf.write(to: prefix, name: "server")
+        chmod(key, 0o644)
+
+        var lastError: (any Error)? = nil
+        for _ in 0..<5 {
+            let http = LoopbackPort.unused()
+            let https = LoopbackPort.unused()
+            let configuration = """
+                worker_processes 1;
+                daemon off;
+                pid \(prefix.path)/nginx.pid;
+                error_log \(prefix.path)/error.log warn;
+                events { worker_connections 256; }
+                http {
+                    default_type application/octet-stream;
+                    types { text/plain txt; }
+                    client_body_temp_path \(prefix.path)/body;
+                    proxy_temp_path \(prefix.path)/proxy;
+                    fastcgi_temp_path \(prefix.path)/fastcgi;
+                    uwsgi_temp_path \(prefix.path)/uwsgi;
+                    scgi_temp_path \(prefix.path)/scgi;
+                    log_format reuse '$connection $connection_requests $request';
+                    access_log \(prefix.path)/access.log reuse;
+                    keepalive_requests 100000;
+                    gzip on;
+                    gzip_types text/plain;
+                    gzip_min_length 0;
+                    server {
+                        listen 127.0.0.1:\(http);
+                        listen 127.0.0.1:\(https) ssl;
+                        server_name localhost;
+                        ssl_certificate \(certificate);
+                        ssl_certificate_key \(key);
+                        root \(root.path);
+                        location = /echo {
+                            default_type text/plain;
+                            return 200 "auth=$http_authorization cookie=$http_cookie";
+                        }
+                        location = /redirect { return 302 /small.txt; }
+                        location = /to-other-port { return 307 http://localhost:\(http)/echo; }
+                        location = /to-https { return 307 https://localhost:\(https)/echo; }
+                        location = /missing-page { return 404; }
+                    }
+                }
+                """
+            let configurationPath = prefix.appendingPathComponent("nginx.conf").path
+            try Data(configuration.utf8).write(to: URL(fileURLWithPath: configurationPath))
+            let process = try ChildProcess(
+                executable: nginx,
+                arguments: ["-p", prefix.path, "-c", configurationPath],
+                environment: [:],
+                logPath: prefix.appendingPathComponent("stderr.log").path
+            )
+            if await Self.waitUntilListening(http, https, process: process) {
+                httpPort = http
+                httpsPort = https
+                self.process = process
+                return
+            }
+            process.stop()
+            let log = (try? String(contentsOf: prefix.appendingPathComponent("stderr.log"), encoding: .utf8)) ?? ""
+            lastError = SesameError(.connectFailed, "nginx did not start: \(log)")
+        }
+        throw lastError ?? SesameError(.connectFailed, "nginx did not start")
+    }
+
+    func stop() { process.stop() }
+
+    /// (connection serial, request number on it, request line) per logged request.
+    var accessLog: [(connection: String, number: Int, request: String)] {
+        let text = (try? String(contentsOf: prefix.appendingPathComponent("access.log"), encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { line in
+            let parts = line.split(separator: " ", maxSplits: 2)
+            guard parts.count == 3, let number = Int(parts[1]) else { return nil }
+            return (String(parts[0]), number, String(parts[2]))
+        }
+    }
+
+    private static func waitUntilListening(_ ports: Int..., process: ChildProcess) async -> Bool {
+        for _ in 0..<200 {
+            guard process.isRunning else { return false }
+            let ready = ports.allSatisfy { port in
+                let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+                defer { close(fd) }
+                var address = sockaddr_in()
+                address.sin_family = sa_family_t(AF_INET)
+                address.sin_port = in_port_t(UInt16(port).bigEndian)
+                address.sin_addr.s_addr = inet_addr("127.0.0.1")
+                return withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    }
+                } == 0
+            }
+            if ready { return true }
+            try? await Task.sleep(for: .milliseconds(25))
+        }
+        return false
+    }
+}
