@@ -1,13 +1,17 @@
 import Foundation
 
-/// A child process started with `posix_spawn`, its output appended to a log file.
+/// A child process started with `posix_spawn`, its output appended to a log file: for test peers
+/// (nginx, `openssl s_server`) and for running command-line tools from tests.
 ///
 /// Foundation's `Process.waitUntilExit()` spins a run loop and has hung in test processes here;
 /// this helper waits with `waitpid` instead.
-final class ChildProcess: Sendable {
-    let pid: pid_t
+public final class ChildProcess: Sendable {
+    /// The child's process ID.
+    public let pid: pid_t
 
-    init(
+    /// Starts `executable` with exactly `arguments` and `environment`; standard output (and
+    /// standard error, unless `errorPath` is given) go to `logPath`.
+    public init(
         executable: String,
         arguments: [String],
         environment: [String: String],
@@ -56,13 +60,13 @@ final class ChildProcess: Sendable {
     }
 
     /// True while the child has not exited.
-    var isRunning: Bool {
+    public var isRunning: Bool {
         var status: Int32 = 0
         return waitpid(pid, &status, WNOHANG) == 0
     }
 
     /// Waits for the child to exit and returns its exit status (128 + signal when killed).
-    func wait() -> Int32 {
+    public func wait() -> Int32 {
         var status: Int32 = 0
         _ = waitpid(pid, &status, 0)
         let signal = status & 0x7F
@@ -70,7 +74,7 @@ final class ChildProcess: Sendable {
     }
 
     /// Sends SIGTERM and reaps the child.
-    func stop() {
+    public func stop() {
         kill(pid, SIGTERM)
         var status: Int32 = 0
         _ = waitpid(pid, &status, 0)

@@ -1,26 +1,34 @@
 import Foundation
-import SesameTesting
-
-@testable import Sesame
+import Sesame
 
 /// nginx on loopback with a configuration of our own: plain and TLS servers (certificate from a
 /// `TestPKI`), static files, gzip, redirects, header echoes, and an access log that names each
 /// request's connection (to prove keep-alive reuse).
-final class NginxServer: Sendable {
-    let httpPort: Int
-    let httpsPort: Int
-    let prefix: URL
+///
+/// Files served: `/small.txt` ("hello nginx\n"), `/large.bin` (``largeFile``, 1 MiB), `/text.txt`
+/// (``text``, gzip-compressed and chunked when asked). Locations: `/echo` (the Authorization and
+/// Cookie it received), `/redirect` (302 to `/small.txt`), `/to-other-port` and `/to-https`
+/// (307 to `/echo` on the other port), `/missing-page` (404).
+public final class NginxServer: Sendable {
+    /// The plain HTTP port.
+    public let httpPort: Int
+    /// The HTTPS port (certificate: a `localhost` leaf of the PKI, with its intermediate).
+    public let httpsPort: Int
+    /// The folder holding the configuration, logs and files.
+    public let prefix: URL
     private let process: ChildProcess
 
     /// The 1 MiB static file's contents.
-    static let largeFile = [UInt8]((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
-    static let text = String(repeating: "nginx compresses this text. ", count: 4_000)
+    public static let largeFile = [UInt8]((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+    /// The text file's contents.
+    public static let text = String(repeating: "nginx compresses this text. ", count: 4_000)
 
-    init(pki: TestPKI) async throws {
+    /// Starts nginx (Debian package `nginx`) on two free loopback ports.
+    /// - Throws: naming the missing package when nginx is not installed.
+    public init(pki: TestPKI) async throws {
         let nginx = "/usr/sbin/nginx"
         guard FileManager.default.isExecutableFile(atPath: nginx) else {
-            throw SesameError(
-                .fileUnreadable,
+            throw TestingError(
                 "nginx is not installed: scripts/test.sh installs the Debian package 'nginx' (run it, or apt-get install nginx)"
             )
         }
@@ -95,15 +103,16 @@ final class NginxServer: Sendable {
             }
             process.stop()
             let log = (try? String(contentsOf: prefix.appendingPathComponent("stderr.log"), encoding: .utf8)) ?? ""
-            lastError = SesameError(.connectFailed, "nginx did not start: \(log)")
+            lastError = TestingError("nginx did not start: \(log)")
         }
-        throw lastError ?? SesameError(.connectFailed, "nginx did not start")
+        throw lastError ?? TestingError("nginx did not start")
     }
 
-    func stop() { process.stop() }
+    /// Stops nginx.
+    public func stop() { process.stop() }
 
     /// (connection serial, request number on it, request line) per logged request.
-    var accessLog: [(connection: String, number: Int, request: String)] {
+    public var accessLog: [(connection: String, number: Int, request: String)] {
         let text = (try? String(contentsOf: prefix.appendingPathComponent("access.log"), encoding: .utf8)) ?? ""
         return text.split(separator: "\n").compactMap { line in
             let parts = line.split(separator: " ", maxSplits: 2)
