@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "Sesame", targets: ["Sesame"]),
         .library(name: "SesameTesting", targets: ["SesameTesting"]),
         .executable(name: "sesame", targets: ["sesame"]),
+        .executable(name: "sesame-bench", targets: ["sesame-bench"]),
     ],
     targets: [
         .systemLibrary(
@@ -42,6 +43,11 @@ let package = Package(
         ),
         .executableTarget(
             name: "sesame",
+            dependencies: ["Sesame", "SesameTesting"],
+            swiftSettings: strictSwift
+        ),
+        .executableTarget(
+            name: "sesame-bench",
             dependencies: ["Sesame", "SesameTesting"],
             swiftSettings: strictSwift
         ),

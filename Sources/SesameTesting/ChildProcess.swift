@@ -66,11 +66,15 @@ public final class ChildProcess: Sendable {
     }
 
     /// Waits for the child to exit and returns its exit status (128 + signal when killed).
-    public func wait() -> Int32 {
+    public func wait() -> Int32 { waitWithUsage().status }
+
+    /// Waits for the child to exit; returns its exit status and the resources it used.
+    public func waitWithUsage() -> (status: Int32, usage: rusage) {
         var status: Int32 = 0
-        _ = waitpid(pid, &status, 0)
+        var usage = rusage()
+        _ = wait4(pid, &status, 0, &usage)
         let signal = status & 0x7F
-        return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
+        return (signal == 0 ? (status >> 8) & 0xFF : 128 + signal, usage)
     }
 
     /// Sends SIGTERM and reaps the child.

@@ -1,0 +1,155 @@
+// The libcurl side of `swift run -c release sesame-bench`: the same workloads as Sesame's worker,
+// on libcurl's multi interface. Built by the benchmark with the system's cc and libcurl.
+//
+// usage: libcurl-driver keepalive|newconn|concurrent COUNT URL CAFILE [CONCURRENCY]
+// prints: wall_seconds cpu_seconds bytes_received
+//
+// usage: libcurl-driver spawn PROGRAM [ARGUMENTS...]
+// runs PROGRAM and prints "peak-rss-kb N" for it on stderr. The benchmark starts every client this
+// way: a child spawned straight from the (much larger) benchmark process would report the
+// benchmark's memory as its own peak (Linux keeps the pre-exec high-water mark).
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static size_t sink(char *data, size_t size, size_t count, void *user) {
+    *(long long *)user += (long long)(size * count);
+    (void)data;
+    return size * count;
+}
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static double cpu(void) {
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    return usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 + usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6;
+}
+
+static CURL *make(const char *url, const char *cafile, int fresh, long long *bytes) {
+    CURL *easy = curl_easy_init();
+    curl_easy_setopt(easy, CURLOPT_URL, url);
+    curl_easy_setopt(easy, CURLOPT_CAINFO, cafile);
+    curl_easy_setopt(easy, CURLOPT_CAPATH, NULL);
+    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, sink);
+    curl_easy_setopt(easy, CURLOPT_WRITEDATA, bytes);
+    curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, "");
+    if (fresh) {
+        curl_easy_setopt(easy, CURLOPT_FRESH_CONNECT, 1L);
+        curl_easy_setopt(easy, CURLOPT_FORBID_REUSE, 1L);
+        curl_easy_setopt(easy, CURLOPT_SSL_SESSIONID_CACHE, 0L);
+    }
+    return easy;
+}
+
+static int check(CURLM *multi) {
+    int left = 0;
+    CURLMsg *message;
+    int failures = 0;
+    while ((message = curl_multi_info_read(multi, &left))) {
+        if (message->msg != CURLMSG_DONE) continue;
+        long status = 0;
+        curl_easy_getinfo(message->easy_handle, CURLINFO_RESPONSE_CODE, &status);
+        if (message->data.result != CURLE_OK || status != 200) {
+            fprintf(stderr, "libcurl-driver: transfer failed: %s (status %ld)\n",
+                    curl_easy_strerror(message->data.result), status);
+            failures++;
+        }
+    }
+    return failures;
+}
+
+static int spawn(char **argv) {
+    pid_t pid = fork();
+    if (pid < 0) return 127;
+    if (pid == 0) {
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int status = 0;
+    struct rusage usage;
+    wait4(pid, &status, 0, &usage);
+    fprintf(stderr, "peak-rss-kb %ld\n", usage.ru_maxrss);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int main(int argc, char **argv) {
+    if (argc >= 3 && strcmp(argv[1], "spawn") == 0) return spawn(argv + 2);
+    if (argc < 5) {
+        fprintf(stderr, "usage: %s keepalive|newconn|concurrent COUNT URL CAFILE [CONCURRENCY]\n", argv[0]);
+        return 2;
+    }
+    const char *mode = argv[1];
+    int count = atoi(argv[2]);
+    const char *url = argv[3];
+    const char *cafile = argv[4];
+    int concurrency = argc > 5 ? atoi(argv[5]) : 1;
+    int fresh = strcmp(mode, "newconn") == 0;
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    CURLM *multi = curl_multi_init();
+    curl_multi_setopt(multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)concurrency);
+    long long bytes = 0;
+    int failures = 0;
+    double startWall = now(), startCPU = cpu();
+    if (strcmp(mode, "concurrent") == 0) {
+        CURL **handles = calloc((size_t)concurrency, sizeof(CURL *));
+        int started = 0, finished = 0, running = 0;
+        for (int i = 0; i < concurrency && started < count; i++, started++) {
+            handles[i] = make(url, cafile, 0, &bytes);
+            curl_multi_add_handle(multi, handles[i]);
+        }
+        while (finished < count) {
+            curl_multi_perform(multi, &running);
+            int left = 0;
+            CURLMsg *message;
+            while ((message = curl_multi_info_read(multi, &left))) {
+                if (message->msg != CURLMSG_DONE) continue;
+                long status = 0;
+                CURL *easy = message->easy_handle;
+                curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+                if (message->data.result != CURLE_OK || status != 200) failures++;
+                finished++;
+                curl_multi_remove_handle(multi, easy);
+                if (started < count) {
+                    started++;
+                    curl_multi_add_handle(multi, easy);  // the same handle again: its connection is reused
+                } else {
+                    curl_easy_cleanup(easy);
+                }
+            }
+            if (finished < count) curl_multi_poll(multi, NULL, 0, 1000, NULL);
+        }
+        free(handles);
+    } else {
+        CURL *easy = make(url, cafile, fresh, &bytes);
+        for (int i = 0; i < count; i++) {
+            int running = 0;
+            curl_multi_add_handle(multi, easy);
+            do {
+                curl_multi_perform(multi, &running);
+                if (running) curl_multi_poll(multi, NULL, 0, 1000, NULL);
+            } while (running);
+            failures += check(multi);
+            curl_multi_remove_handle(multi, easy);
+        }
+        curl_easy_cleanup(easy);
+    }
+    double wall = now() - startWall, used = cpu() - startCPU;
+    curl_multi_cleanup(multi);
+    curl_global_cleanup();
+    if (failures) {
+        fprintf(stderr, "libcurl-driver: %d transfers failed\n", failures);
+        return 1;
+    }
+    printf("%.6f %.6f %lld\n", wall, used, bytes);
+    return 0;
+}

@@ -1,0 +1,173 @@
+import Foundation
+import Sesame
+import SesameTesting
+
+/// Starts nginx, builds the libcurl driver, runs every workload for every client (interleaved,
+/// several times), and renders the results as Markdown.
+struct Harness {
+    let repetitions: Int
+
+    struct Workload {
+        let name: String
+        let mode: String
+        let count: Int
+        let path: String
+        let concurrency: Int
+        let systemStore: Bool
+    }
+
+    enum Client: String, CaseIterable {
+        case sesame = "Sesame"
+        case libcurl = "libcurl multi"
+        case curl = "curl CLI"
+    }
+
+    struct Sample {
+        let wall: Double
+        let cpu: Double
+        let peakRSS: Int
+    }
+
+    static let workloads = [
+        Workload(name: "keep-alive GET ×2000", mode: "keepalive", count: 2000, path: "/small.txt", concurrency: 1, systemStore: false),
+        Workload(name: "new connection ×200, private CA", mode: "newconn", count: 200, path: "/small.txt", concurrency: 1, systemStore: false),
+        Workload(name: "new connection ×200, system store", mode: "newconn", count: 200, path: "/small.txt", concurrency: 1, systemStore: true),
+        Workload(name: "64 concurrent, GET ×2000", mode: "concurrent", count: 2000, path: "/small.txt", concurrency: 64, systemStore: false),
+        Workload(name: "1 MiB GET ×20", mode: "keepalive", count: 20, path: "/large.bin", concurrency: 1, systemStore: false),
+    ]
+
+    func run() async throws -> String {
+        let pki = try TestPKI()
+        let nginx = try await NginxServer(pki: pki)
+        defer { nginx.stop() }
+        let scratch = nginx.prefix
+        let root = scratch.appendingPathComponent("root.pem").path
+        try Data(pki.root.certificatePEM.utf8).write(to: URL(fileURLWithPath: root))
+        // The system bundle plus the test root: what "the system store" means for every client here.
+        let systemBundle = (try? Data(contentsOf: URL(fileURLWithPath: "/etc/ssl/certs/ca-certificates.crt"))) ?? Data()
+        let combined = scratch.appendingPathComponent("system-plus-root.pem").path
+        try (systemBundle + Data(pki.root.certificatePEM.utf8)).write(to: URL(fileURLWithPath: combined))
+        let driver = try buildDriver(in: scratch)
+        let me = URL(fileURLWithPath: CommandLine.arguments[0]).path
+        FileHandle.standardError.write(Data("sesame-bench: nginx on 127.0.0.1:\(nginx.httpsPort), \(repetitions) repetitions\n".utf8))
+
+        var results: [String: [Client: [Sample]]] = [:]
+        for workload in Self.workloads {
+            let url = "https://localhost:\(nginx.httpsPort)\(workload.path)"
+            let ca = workload.systemStore ? combined : root
+            for repetition in 1...repetitions {
+                for client in Client.allCases {
+                    let sample: Sample
+                    switch client {
+                    case .sesame:
+                        var arguments = ["--worker", workload.mode, String(workload.count), url, root, String(workload.concurrency)]
+                        if workload.systemStore { arguments.append("--system") }
+                        sample = try measureReporting(driver, [me] + arguments, in: scratch)
+                    case .libcurl:
+                        sample = try measureReporting(
+                            driver, [driver, workload.mode, String(workload.count), url, ca, String(workload.concurrency)],
+                            in: scratch)
+                    case .curl:
+                        sample = try measureCurl(workload, url: url, ca: ca, driver: driver, in: scratch)
+                    }
+                    results[workload.name, default: [:]][client, default: []].append(sample)
+                    FileHandle.standardError.write(
+                        Data("  \(workload.name) #\(repetition) \(client.rawValue): \(String(format: "%.0f", Double(workload.count) / sample.wall)) req/s\n".utf8))
+                }
+            }
+        }
+        return render(results)
+    }
+
+    private func buildDriver(in directory: URL) throws -> String {
+        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Benchmarks/libcurl-driver.c").path
+        let binary = directory.appendingPathComponent("libcurl-driver").path
+        let log = directory.appendingPathComponent("cc.log").path
+        let command = "cc -O2 -o '\(binary)' '\(source)' $(pkg-config --cflags --libs libcurl)"
+        let compiler = try ChildProcess(executable: "/bin/sh", arguments: ["-c", command], environment: ["PATH": "/usr/bin:/bin"], logPath: log)
+        guard compiler.wait() == 0 else {
+            let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            throw BenchmarkError("building the libcurl driver failed (Debian package libcurl4-openssl-dev?): \(output)")
+        }
+        return binary
+    }
+
+    /// Runs a client (through the driver's `spawn`) that reports its own "wall cpu bytes".
+    private func measureReporting(_ driver: String, _ command: [String], in directory: URL) throws -> Sample {
+        let out = directory.appendingPathComponent("out-\(UUID().uuidString)").path
+        let child = try ChildProcess(
+            executable: driver, arguments: ["spawn"] + command, environment: ["PATH": "/usr/bin:/bin"], logPath: out,
+            errorPath: out + ".err")
+        let status = child.wait()
+        let text = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
+        let errors = (try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? ""
+        let fields = text.split(separator: " ").map { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        guard status == 0, fields.count == 3, let wall = fields[0], let cpu = fields[1] else {
+            throw BenchmarkError("\(command.joined(separator: " ")) failed (\(status)): \(errors)")
+        }
+        return Sample(wall: wall, cpu: cpu, peakRSS: Self.peakRSS(errors))
+    }
+
+    /// The "peak-rss-kb N" line the driver's `spawn` prints.
+    static func peakRSS(_ text: String) -> Int {
+        for line in text.split(separator: "\n") where line.hasPrefix("peak-rss-kb ") {
+            return Int(line.dropFirst("peak-rss-kb ".count)) ?? 0
+        }
+        return 0
+    }
+
+    /// Runs the curl CLI with every URL of the workload in one invocation; wall time from here,
+    /// CPU and peak RSS from wait4 (process start-up included).
+    private func measureCurl(_ workload: Workload, url: String, ca: String, driver: String, in directory: URL) throws
+        -> Sample
+    {
+        var arguments = ["-s", "-S", "--fail", "--compressed", "--cacert", ca, "--capath", "/nonexistent"]
+        if workload.mode == "newconn" { arguments += ["-H", "Connection: close", "--no-sessionid"] }
+        if workload.mode == "concurrent" {
+            arguments += ["--parallel", "--parallel-max", String(workload.concurrency), "--parallel-immediate"]
+        }
+        for _ in 0..<workload.count { arguments += [url, "-o", "/dev/null"] }
+        let start = ContinuousClock.now
+        let log = directory.appendingPathComponent("curl-\(UUID().uuidString).log").path
+        let child = try ChildProcess(
+            executable: driver, arguments: ["spawn", "/usr/bin/curl"] + arguments, environment: [:], logPath: log)
+        let (status, usage) = child.waitWithUsage()
+        let wall = (ContinuousClock.now - start).seconds
+        let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        guard status == 0 else { throw BenchmarkError("curl failed (\(status)): \(output)") }
+        // CPU of the driver and curl together; the driver only waits.
+        return Sample(wall: wall, cpu: usage.ru_utime.seconds + usage.ru_stime.seconds, peakRSS: Self.peakRSS(output))
+    }
+
+    private func render(_ results: [String: [Client: [Sample]]]) -> String {
+        var lines = [
+            "| workload | client | req/s median (min–max) | CPU µs/req | peak RSS MiB | Sesame/libcurl req/s |",
+            "|---|---|---|---|---|---|",
+        ]
+        func median(_ values: [Double]) -> Double {
+            let sorted = values.sorted()
+            return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
+        }
+        for workload in Self.workloads {
+            guard let byClient = results[workload.name] else { continue }
+            let rate = { (client: Client) in median(byClient[client, default: []].map { Double(workload.count) / $0.wall }) }
+            for client in Client.allCases {
+                let samples = byClient[client, default: []]
+                let rates = samples.map { Double(workload.count) / $0.wall }
+                let cpu = median(samples.map { $0.cpu / Double(workload.count) * 1e6 })
+                let rss = Double(samples.map(\.peakRSS).max() ?? 0) / 1024
+                let ratio = client == .sesame ? String(format: "%.2f", rate(.sesame) / max(rate(.libcurl), 0.001)) : ""
+                lines.append(
+                    "| \(workload.name) | \(client.rawValue) | "
+                        + String(format: "%.0f (%.0f–%.0f)", median(rates), rates.min() ?? 0, rates.max() ?? 0)
+                        + " | " + String(format: "%.0f", cpu) + " | " + String(format: "%.1f", rss) + " | \(ratio) |")
+            }
+        }
+        lines.append("")
+        lines.append(
+            "Sesame and libcurl time their own workload; curl CLI times include its process start-up. "
+                + "\"System store\" is Debian's CA bundle plus the test root, loaded as each client does it.")
+        return lines.joined(separator: "\n")
+    }
+}

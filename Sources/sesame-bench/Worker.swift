@@ -1,0 +1,82 @@
+import Foundation
+import Sesame
+
+/// Sesame's side of a workload, run in a process of its own so that its CPU time and peak memory
+/// are measured the same way as libcurl's.
+///
+/// usage: sesame-bench --worker keepalive|newconn|concurrent COUNT URL CAFILE [CONCURRENCY] [--system]
+enum Worker {
+    static func run(_ arguments: [String]) async -> Int32 {
+        guard arguments.count >= 4, let count = Int(arguments[1]), let url = URL(string: arguments[2]) else {
+            FileHandle.standardError.write(Data("usage: --worker MODE COUNT URL CAFILE [CONCURRENCY] [--system]\n".utf8))
+            return 2
+        }
+        let mode = arguments[0]
+        let concurrency = arguments.count > 4 ? Int(arguments[4]) ?? 1 : 1
+        do {
+            let anchors = try Certificate.load(contentsOf: arguments[3])
+            var configuration = SessionConfiguration.default
+            configuration.tls.trustRoots =
+                arguments.contains("--system") ? .system(adding: anchors) : .anchors(anchors)
+            configuration.maximumConnectionsPerHost = concurrency
+            if mode == "newconn" {
+                // As libcurl is run: a new connection and a full handshake (no resumption) each time.
+                configuration.tls.sessionResumption = false
+            }
+            let session = Session(configuration: configuration)
+            var template = HTTPRequest(url: url)
+            if mode == "newconn" { template.headers.add(name: "Connection", value: "close") }
+            let request = template
+            let startWall = ContinuousClock.now
+            let startCPU = cpuSeconds()
+            var bytes = 0
+            if mode == "concurrent" {
+                bytes = try await withThrowingTaskGroup(of: Int.self) { group in
+                    for worker in 0..<concurrency {
+                        let share = count / concurrency + (worker < count % concurrency ? 1 : 0)
+                        group.addTask { try await fetch(session, request, times: share) }
+                    }
+                    return try await group.reduce(0, +)
+                }
+            } else {
+                bytes = try await fetch(session, request, times: count)
+            }
+            let wall = ContinuousClock.now - startWall
+            let cpu = cpuSeconds() - startCPU
+            print(String(format: "%.6f %.6f %d", wall.seconds, cpu, bytes))
+            return 0
+        } catch {
+            FileHandle.standardError.write(Data("sesame worker: \(error)\n".utf8))
+            return 1
+        }
+    }
+
+    private static func fetch(_ session: Session, _ request: HTTPRequest, times: Int) async throws -> Int {
+        var bytes = 0
+        for _ in 0..<times {
+            let (data, response) = try await session.data(for: request)
+            guard response.status == 200 else { throw BenchmarkError("status \(response.status)") }
+            bytes += data.count
+        }
+        return bytes
+    }
+}
+
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(Int32(RUSAGE_SELF.rawValue), &usage)
+    return usage.ru_utime.seconds + usage.ru_stime.seconds
+}
+
+extension timeval {
+    var seconds: Double { Double(tv_sec) + Double(tv_usec) / 1e6 }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+struct BenchmarkError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,41 @@
+import Foundation
+import Sesame
+import SesameTesting
+
+// sesame-bench: Sesame against libcurl's multi interface and the curl CLI, side by side in one
+// run, against nginx on loopback. `swift run -c release sesame-bench [--repetitions N]`.
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "--worker" {
+    exit(await Worker.run(Array(arguments.dropFirst())))
+}
+do {
+    var repetitions = 3
+    var output: String? = nil
+    var index = 0
+    while index < arguments.count {
+        switch arguments[index] {
+        case "--repetitions":
+            index += 1
+            guard index < arguments.count, let value = Int(arguments[index]), value > 0 else {
+                throw BenchmarkError("--repetitions needs a positive number")
+            }
+            repetitions = value
+        case "--output":
+            index += 1
+            guard index < arguments.count else { throw BenchmarkError("--output needs a file") }
+            output = arguments[index]
+        case "--help", "-h":
+            print("usage: sesame-bench [--repetitions N] [--output FILE.md]")
+            exit(0)
+        default:
+            throw BenchmarkError("unknown option \(arguments[index])")
+        }
+        index += 1
+    }
+    let table = try await Harness(repetitions: repetitions).run()
+    print(table)
+    if let output { try Data(table.utf8).write(to: URL(fileURLWithPath: output)) }
+} catch {
+    FileHandle.standardError.write(Data("sesame-bench: \(error)\n".utf8))
+    exit(1)
+}
