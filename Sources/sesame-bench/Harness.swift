@@ -29,11 +29,46 @@ struct Harness {
     }
 
     static let workloads = [
-        Workload(name: "keep-alive GET ×2000", mode: "keepalive", count: 2000, path: "/small.txt", concurrency: 1, systemStore: false),
-        Workload(name: "new connection ×200, private CA", mode: "newconn", count: 200, path: "/small.txt", concurrency: 1, systemStore: false),
-        Workload(name: "new connection ×200, system store", mode: "newconn", count: 200, path: "/small.txt", concurrency: 1, systemStore: true),
-        Workload(name: "64 concurrent, GET ×2000", mode: "concurrent", count: 2000, path: "/small.txt", concurrency: 64, systemStore: false),
-        Workload(name: "1 MiB GET ×20", mode: "keepalive", count: 20, path: "/large.bin", concurrency: 1, systemStore: false),
+        Workload(
+            name: "keep-alive GET ×2000",
+            mode: "keepalive",
+            count: 2000,
+            path: "/small.txt",
+            concurrency: 1,
+            systemStore: false
+        ),
+        Workload(
+            name: "new connection ×200, private CA",
+            mode: "newconn",
+            count: 200,
+            path: "/small.txt",
+            concurrency: 1,
+            systemStore: false
+        ),
+        Workload(
+            name: "new connection ×200, system store",
+            mode: "newconn",
+            count: 200,
+            path: "/small.txt",
+            concurrency: 1,
+            systemStore: true
+        ),
+        Workload(
+            name: "64 concurrent, GET ×2000",
+            mode: "concurrent",
+            count: 2000,
+            path: "/small.txt",
+            concurrency: 64,
+            systemStore: false
+        ),
+        Workload(
+            name: "1 MiB GET ×20",
+            mode: "keepalive",
+            count: 20,
+            path: "/large.bin",
+            concurrency: 1,
+            systemStore: false
+        ),
     ]
 
     func run() async throws -> String {
@@ -49,7 +84,9 @@ struct Harness {
         try (systemBundle + Data(pki.root.certificatePEM.utf8)).write(to: URL(fileURLWithPath: combined))
         let driver = try buildDriver(in: scratch)
         let me = URL(fileURLWithPath: CommandLine.arguments[0]).path
-        FileHandle.standardError.write(Data("sesame-bench: nginx on 127.0.0.1:\(nginx.httpsPort), \(repetitions) repetitions\n".utf8))
+        FileHandle.standardError.write(
+            Data("sesame-bench: nginx on 127.0.0.1:\(nginx.httpsPort), \(repetitions) repetitions\n".utf8)
+        )
 
         var results: [String: [Client: [Sample]]] = [:]
         for workload in Self.workloads {
@@ -60,19 +97,27 @@ struct Harness {
                     let sample: Sample
                     switch client {
                     case .sesame:
-                        var arguments = ["--worker", workload.mode, String(workload.count), url, root, String(workload.concurrency)]
+                        var arguments = [
+                            "--worker", workload.mode, String(workload.count), url, root, String(workload.concurrency),
+                        ]
                         if workload.systemStore { arguments.append("--system") }
                         sample = try measureReporting(driver, [me] + arguments, in: scratch)
                     case .libcurl:
                         sample = try measureReporting(
-                            driver, [driver, workload.mode, String(workload.count), url, ca, String(workload.concurrency)],
-                            in: scratch)
+                            driver,
+                            [driver, workload.mode, String(workload.count), url, ca, String(workload.concurrency)],
+                            in: scratch
+                        )
                     case .curl:
                         sample = try measureCurl(workload, url: url, ca: ca, driver: driver, in: scratch)
                     }
                     results[workload.name, default: [:]][client, default: []].append(sample)
                     FileHandle.standardError.write(
-                        Data("  \(workload.name) #\(repetition) \(client.rawValue): \(String(format: "%.0f", Double(workload.count) / sample.wall)) req/s\n".utf8))
+                        Data(
+                            "  \(workload.name) #\(repetition) \(client.rawValue): \(String(format: "%.0f", Double(workload.count) / sample.wall)) req/s\n"
+                                .utf8
+                        )
+                    )
                 }
             }
         }
@@ -85,7 +130,12 @@ struct Harness {
         let binary = directory.appendingPathComponent("libcurl-driver").path
         let log = directory.appendingPathComponent("cc.log").path
         let command = "cc -O2 -o '\(binary)' '\(source)' $(pkg-config --cflags --libs libcurl)"
-        let compiler = try ChildProcess(executable: "/bin/sh", arguments: ["-c", command], environment: ["PATH": "/usr/bin:/bin"], logPath: log)
+        let compiler = try ChildProcess(
+            executable: "/bin/sh",
+            arguments: ["-c", command],
+            environment: ["PATH": "/usr/bin:/bin"],
+            logPath: log
+        )
         guard compiler.wait() == 0 else {
             let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             throw BenchmarkError("building the libcurl driver failed (Debian package libcurl4-openssl-dev?): \(output)")
@@ -97,8 +147,12 @@ struct Harness {
     private func measureReporting(_ driver: String, _ command: [String], in directory: URL) throws -> Sample {
         let out = directory.appendingPathComponent("out-\(UUID().uuidString)").path
         let child = try ChildProcess(
-            executable: driver, arguments: ["spawn"] + command, environment: ["PATH": "/usr/bin:/bin"], logPath: out,
-            errorPath: out + ".err")
+            executable: driver,
+            arguments: ["spawn"] + command,
+            environment: ["PATH": "/usr/bin:/bin"],
+            logPath: out,
+            errorPath: out + ".err"
+        )
         let status = child.wait()
         let text = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
         let errors = (try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? ""
@@ -119,7 +173,13 @@ struct Harness {
 
     /// Runs the curl CLI with every URL of the workload in one invocation; wall time from here,
     /// CPU and peak RSS from wait4 (process start-up included).
-    private func measureCurl(_ workload: Workload, url: String, ca: String, driver: String, in directory: URL) throws
+    private func measureCurl(
+        _ workload: Workload,
+        url: String,
+        ca: String,
+        driver: String,
+        in directory: URL
+    ) throws
         -> Sample
     {
         var arguments = ["-s", "-S", "--fail", "--compressed", "--cacert", ca, "--capath", "/nonexistent"]
@@ -131,7 +191,11 @@ struct Harness {
         let start = ContinuousClock.now
         let log = directory.appendingPathComponent("curl-\(UUID().uuidString).log").path
         let child = try ChildProcess(
-            executable: driver, arguments: ["spawn", "/usr/bin/curl"] + arguments, environment: [:], logPath: log)
+            executable: driver,
+            arguments: ["spawn", "/usr/bin/curl"] + arguments,
+            environment: [:],
+            logPath: log
+        )
         let (status, usage) = child.waitWithUsage()
         let wall = (ContinuousClock.now - start).seconds
         let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
@@ -151,7 +215,9 @@ struct Harness {
         }
         for workload in Self.workloads {
             guard let byClient = results[workload.name] else { continue }
-            let rate = { (client: Client) in median(byClient[client, default: []].map { Double(workload.count) / $0.wall }) }
+            let rate = { (client: Client) in
+                median(byClient[client, default: []].map { Double(workload.count) / $0.wall })
+            }
             for client in Client.allCases {
                 let samples = byClient[client, default: []]
                 let rates = samples.map { Double(workload.count) / $0.wall }
@@ -161,13 +227,15 @@ struct Harness {
                 lines.append(
                     "| \(workload.name) | \(client.rawValue) | "
                         + String(format: "%.0f (%.0f–%.0f)", median(rates), rates.min() ?? 0, rates.max() ?? 0)
-                        + " | " + String(format: "%.0f", cpu) + " | " + String(format: "%.1f", rss) + " | \(ratio) |")
+                        + " | " + String(format: "%.0f", cpu) + " | " + String(format: "%.1f", rss) + " | \(ratio) |"
+                )
             }
         }
         lines.append("")
         lines.append(
             "Sesame and libcurl time their own workload; curl CLI times include its process start-up. "
-                + "\"System store\" is Debian's CA bundle plus the test root, loaded as each client does it.")
+                + "\"System store\" is Debian's CA bundle plus the test root, loaded as each client does it."
+        )
         return lines.joined(separator: "\n")
     }
 }

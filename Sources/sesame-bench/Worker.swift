@@ -8,7 +8,9 @@ import Sesame
 enum Worker {
     static func run(_ arguments: [String]) async -> Int32 {
         guard arguments.count >= 4, let count = Int(arguments[1]), let url = URL(string: arguments[2]) else {
-            FileHandle.standardError.write(Data("usage: --worker MODE COUNT URL CAFILE [CONCURRENCY] [--system]\n".utf8))
+            FileHandle.standardError.write(
+                Data("usage: --worker MODE COUNT URL CAFILE [CONCURRENCY] [--system]\n".utf8)
+            )
             return 2
         }
         let mode = arguments[0]

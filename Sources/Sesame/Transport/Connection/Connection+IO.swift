@@ -160,11 +160,39 @@ extension Connection {
     }
 
     func startWrite(_ bytes: [UInt8], continuation: CheckedContinuation<Void, any Error>) {
-        guard phase == .established else {
-            continuation.resume(
-                throwing: failure ?? SesameError(.connectionClosed, "\(host):\(port): the connection is closed")
-            )
+        do {
+            try enqueue(bytes)
+        } catch {
+            continuation.resume(throwing: error)
             return
+        }
+        pendingWrites.append(continuation)
+        flushOutbound()
+        updateInterest()
+    }
+
+    /// Writes `bytes`, then reads as ``startRead(maxLength:timeout:continuation:)`` does: one hop
+    /// to the loop for a request and the first bytes of its response.
+    func startWriteThenRead(
+        _ bytes: [UInt8],
+        maxLength: Int,
+        timeout: Duration?,
+        continuation: CheckedContinuation<[UInt8], any Error>
+    ) {
+        do {
+            try enqueue(bytes)
+        } catch {
+            continuation.resume(throwing: error)
+            return
+        }
+        flushOutbound()  // a failure here fails the connection, and the read below with it
+        startRead(maxLength: maxLength, timeout: timeout, continuation: continuation)
+    }
+
+    /// Hands `bytes` to TLS (or the plain outbound buffer); the caller flushes.
+    private func enqueue(_ bytes: [UInt8]) throws {
+        guard phase == .established else {
+            throw failure ?? SesameError(.connectionClosed, "\(host):\(port): the connection is closed")
         }
         guard let ssl else {
             if outboundOffset == outbound.count {
@@ -172,9 +200,6 @@ extension Connection {
                 outboundOffset = 0
             }
             outbound.append(contentsOf: bytes)
-            pendingWrites.append(continuation)
-            flushOutbound()
-            updateInterest()
             return
         }
         var offset = 0
@@ -185,15 +210,11 @@ extension Connection {
             let written = bytes.withUnsafeBytes { SSL_write(ssl, $0.baseAddress! + offset, Int32(chunk)) }
             guard written > 0 else {
                 let error = mapTLSError(SSL_get_error(ssl, written), OpenSSLErrorStack.drain(), during: "write")
-                continuation.resume(throwing: error)
                 fail(error)
-                return
+                throw error
             }
             offset += Int(written)
         }
-        pendingWrites.append(continuation)
-        flushOutbound()
-        updateInterest()
     }
 
     // MARK: Input
@@ -227,9 +248,20 @@ extension Connection {
         }
         OpenSSLErrorStack.clear()
         var count: Int32 = 0
+        // One TLS record holds at most 16 KiB: keep reading what is already here, so that a large
+        // body takes one hop per socket read rather than one per record.
         let buffer = [UInt8](unsafeUninitializedCapacity: maxLength) { storage, initialized in
-            count = SSL_read(ssl, storage.baseAddress, Int32(maxLength))
-            initialized = max(0, Int(count))
+            var filled = 0
+            while filled < maxLength {
+                let result = SSL_read(ssl, storage.baseAddress! + filled, Int32(maxLength - filled))  // safe: capacity > 0
+                if result <= 0 {
+                    if filled == 0 { count = result }
+                    break
+                }
+                filled += Int(result)
+                count = Int32(filled)
+            }
+            initialized = filled
         }
         flushOutbound()  // reading can produce output (alerts, key updates)
         if count > 0 {

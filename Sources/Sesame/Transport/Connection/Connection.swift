@@ -174,6 +174,32 @@ public final class Connection: @unchecked Sendable {
         }
     }
 
+    /// Sends `bytes`, then reads like ``read(maxLength:timeout:)``: a request and the first bytes
+    /// of its answer in one trip through the event loop.
+    public func writeThenRead(
+        _ bytes: [UInt8],
+        maxLength: Int = 65_536,
+        timeout: Duration? = nil
+    ) async throws
+        -> [UInt8]
+    {
+        guard maxLength > 0 else { throw SesameError(.invalidArgument, "maxLength must be positive") }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
+                let posted = loop.execute {
+                    self.startWriteThenRead(bytes, maxLength: maxLength, timeout: timeout, continuation: continuation)
+                }
+                if !posted {
+                    continuation.resume(throwing: SesameError(.eventLoopShutDown, "the event loop has shut down"))
+                }
+            }
+        } onCancel: {
+            loop.execute {
+                self.fail(SesameError(.cancelled, "an exchange with \(self.host):\(self.port) was cancelled"))
+            }
+        }
+    }
+
     /// Encrypts and sends `bytes`; returns when all of them were handed to the kernel.
     public func write(_ bytes: [UInt8]) async throws {
         guard !bytes.isEmpty else { return }

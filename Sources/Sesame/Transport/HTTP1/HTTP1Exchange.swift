@@ -72,8 +72,13 @@ enum HTTP1Exchange {
         )
         do {
             let expectsContinue = headers.first("Expect")?.lowercased() == "100-continue" && request.body != nil
+            if request.body == nil {
+                try await reader.readHead(sending: head)
+                return reader
+            }
             if case .data(let data)? = request.body, data.count <= 65_536, !expectsContinue {
-                try await connection.write(head + data)
+                try await reader.readHead(sending: head + data)
+                return reader
             } else {
                 try await connection.write(head)
                 if let body = request.body {

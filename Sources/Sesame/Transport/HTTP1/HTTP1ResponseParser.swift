@@ -66,7 +66,12 @@ struct HTTP1ResponseParser {
             if bytes.isEmpty { return [] }
             throw protocolError("\(bytes.count) bytes arrived after the end of the response")
         }
-        buffer.append(contentsOf: bytes)
+        if position == buffer.count {
+            buffer = bytes  // nothing pending: take the bytes as they are, without copying
+            position = 0
+        } else {
+            buffer.append(contentsOf: bytes)
+        }
         var events: [Event] = []
         try parse(into: &events)
         compact()
@@ -134,8 +139,7 @@ struct HTTP1ResponseParser {
                 let available = buffer.count - position
                 guard available > 0 else { return }
                 let take = Int(min(UInt64(available), remaining))
-                events.append(.body(Array(buffer[position..<position + take])))
-                position += take
+                events.append(.body(takeBody(take)))
                 if remaining == UInt64(take) {
                     finish(trailers: HTTPHeaders(), events: &events)
                 } else {
@@ -151,8 +155,7 @@ struct HTTP1ResponseParser {
                 let available = buffer.count - position
                 guard available > 0 else { return }
                 let take = Int(min(UInt64(available), remaining))
-                events.append(.body(Array(buffer[position..<position + take])))
-                position += take
+                events.append(.body(takeBody(take)))
                 state = remaining == UInt64(take) ? .chunkDataEnd : .chunkData(remaining: remaining - UInt64(take))
             case .chunkDataEnd:
                 guard let line = try nextLine(limit: 2, what: "chunk terminator") else { return }
@@ -385,6 +388,18 @@ struct HTTP1ResponseParser {
     }
 
     private func protocolError(_ detail: String) -> SesameError { SesameError(.protocolError, detail) }
+
+    /// The next `count` bytes of the buffer; the whole buffer is handed over without a copy.
+    private mutating func takeBody(_ count: Int) -> [UInt8] {
+        if position == 0 && count == buffer.count {
+            let whole = buffer
+            buffer = []
+            return whole
+        }
+        let piece = Array(buffer[position..<position + count])
+        position += count
+        return piece
+    }
 
     private mutating func compact() {
         if position == buffer.count {

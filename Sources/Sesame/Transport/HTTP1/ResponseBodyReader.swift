@@ -70,8 +70,10 @@ final class ResponseBodyReader {
         return true
     }
 
-    /// Reads until the final response head.
-    func readHead() async throws {
+    /// Reads until the final response head, first sending `request` when given (one loop trip
+    /// for both).
+    func readHead(sending request: [UInt8]? = nil) async throws {
+        if let request { try ingest(try await readMore(sendingFirst: request)) }
         while response == nil {
             if let event = events.first {
                 events.removeFirst()
@@ -87,12 +89,15 @@ final class ResponseBodyReader {
     }
 
     /// The next bytes, within the idle timeout and the task's overall deadline.
-    private func readMore() async throws -> [UInt8] {
+    private func readMore(sendingFirst request: [UInt8]? = nil) async throws -> [UInt8] {
         let remaining = ContinuousClock.now.duration(to: deadline)
         guard remaining > .zero else {
             throw SesameError(.timeout, "the task did not finish within the resource timeout")
         }
         do {
+            if let request {
+                return try await lease.connection.writeThenRead(request, timeout: min(timeout, remaining))
+            }
             return try await lease.connection.read(maxLength: 65_536, timeout: min(timeout, remaining))
         } catch let error as SesameError where error.code == .timeout && remaining < timeout {
             throw SesameError(.timeout, "the task did not finish within the resource timeout")

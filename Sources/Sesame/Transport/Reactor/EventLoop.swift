@@ -29,6 +29,9 @@ public final class EventLoop: @unchecked Sendable {
     private struct Queue {
         var state = LoopState.running
         var jobs: [@Sendable () -> Void] = []
+        /// True while the loop is in (or about to enter) epoll_wait: only then does posting work
+        /// need the eventfd write (a system call) to wake it.
+        var sleeping = false
     }
 
     /// Loop-thread state.
@@ -96,12 +99,14 @@ public final class EventLoop: @unchecked Sendable {
     /// - Returns: `false` when the loop has shut down and `work` will not run.
     @discardableResult
     public func execute(_ work: @escaping @Sendable () -> Void) -> Bool {
-        let accepted = queue.withLock { queue -> Bool in
-            guard case .running = queue.state else { return false }
+        let (accepted, wake) = queue.withLock { queue -> (Bool, Bool) in
+            guard case .running = queue.state else { return (false, false) }
             queue.jobs.append(work)
-            return true
+            let wake = queue.sleeping
+            queue.sleeping = false
+            return (true, wake)
         }
-        if accepted {
+        if wake {
             var one: UInt64 = 1
             _ = write(wakeFD, &one, 8)
         }
@@ -173,8 +178,15 @@ public final class EventLoop: @unchecked Sendable {
         var events = [UInt32](repeating: 0, count: 64)
         var datas = [UInt64](repeating: 0, count: 64)
         while true {
-            let timeout = confined.timers.millisecondsUntilNext(now: ContinuousClock.now)
+            var timeout = confined.timers.millisecondsUntilNext(now: ContinuousClock.now)
+            let hasWork = queue.withLock { queue -> Bool in
+                if !queue.jobs.isEmpty || queue.state != .running { return true }
+                queue.sleeping = true
+                return false
+            }
+            if hasWork { timeout = 0 }
             let count = CSesameShims_epoll_wait(epollFD, &events, &datas, 64, timeout)
+            queue.withLock { $0.sleeping = false }
             wakeUps.add(1, ordering: .relaxed)
             if count < 0 && errno != EINTR { break }
             for index in 0..<max(0, Int(count)) {
