@@ -251,9 +251,10 @@ extension Connection {
         // One TLS record holds at most 16 KiB: keep reading what is already here, so that a large
         // body takes one hop per socket read rather than one per record.
         let buffer = [UInt8](unsafeUninitializedCapacity: maxLength) { storage, initialized in
+            guard let base = storage.baseAddress else { return }
             var filled = 0
             while filled < maxLength {
-                let result = SSL_read(ssl, storage.baseAddress! + filled, Int32(maxLength - filled))  // safe: capacity > 0
+                let result = SSL_read(ssl, base + filled, Int32(maxLength - filled))
                 if result <= 0 {
                     if filled == 0 { count = result }
                     break
