@@ -1,0 +1,107 @@
+// The pieces of RFC 9112 / RFC 9110 grammar the response parser needs: status line, field lines,
+// chunk sizes, token characters.
+extension HTTP1ResponseParser {
+    static func statusLine(_ line: String) throws -> (minor: Int, status: Int, reason: String) {
+        let bytes = Array(line.utf8)
+        func malformed() -> SesameError {
+            SesameError(.protocolError, "malformed status line '\(String(line.prefix(80)))'")
+        }
+        guard bytes.count >= 12, bytes[0..<7].elementsEqual("HTTP/1.".utf8), bytes[8] == 0x20,
+            (0x30...0x39).contains(bytes[7])
+        else {
+            if bytes.starts(with: "HTTP/2".utf8) || bytes.starts(with: "HTTP/3".utf8) {
+                throw SesameError(
+                    .protocolError,
+                    "the server answered with \(String(line.prefix(8))) on an HTTP/1.1 connection"
+                )
+            }
+            throw malformed()
+        }
+        let digits = bytes[9..<12]
+        guard digits.allSatisfy({ (0x30...0x39).contains($0) }), bytes.count == 12 || bytes[12] == 0x20 else {
+            throw malformed()
+        }
+        let status = digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+        guard status >= 100 else { throw malformed() }
+        let reason = bytes.count > 13 ? String(decoding: bytes[13...], as: UTF8.self) : ""
+        return (Int(bytes[7] - 0x30), status, reason)
+    }
+
+    static func fields<Lines: Sequence>(from lines: Lines, limit: Int, section: String) throws -> HTTPHeaders
+    where Lines.Element == String {
+        var headers = HTTPHeaders()
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":") else {
+                throw SesameError(.protocolError, "\(section) line without a colon: '\(String(line.prefix(80)))'")
+            }
+            let name = line[..<colon]
+            guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else {
+                let shown = String(name.prefix(80))
+                throw SesameError(
+                    .protocolError,
+                    name.last == " " || name.last == "\t"
+                        ? "whitespace between the \(section) name '\(shown.trimmingSpaces())' and its colon"
+                        : "invalid \(section) name '\(shown)'"
+                )
+            }
+            let value = line[line.index(after: colon)...].trimmingSpaces()
+            guard !value.utf8.contains(0) else {
+                throw SesameError(.protocolError, "a NUL byte in the value of \(section) '\(name)'")
+            }
+            headers.add(name: String(name), value: value)
+        }
+        return headers
+    }
+
+    static func chunkSize(_ line: [UInt8]) throws -> UInt64 {
+        var size: UInt64 = 0
+        var digits = 0
+        var index = 0
+        while index < line.count, let value = hexValue(line[index]) {
+            digits += 1
+            guard digits <= 16 else { throw SesameError(.protocolError, "chunk size is too large") }
+            size = size << 4 | UInt64(value)
+            index += 1
+        }
+        guard digits > 0 else {
+            throw SesameError(
+                .protocolError,
+                "chunk size '\(String(decoding: line.prefix(40), as: UTF8.self))' is not hexadecimal"
+            )
+        }
+        // What may follow: optional whitespace, then ";" chunk extensions (ignored).
+        while index < line.count, line[index] == 0x20 || line[index] == 0x09 { index += 1 }
+        guard index == line.count || line[index] == 0x3B else {
+            throw SesameError(
+                .protocolError,
+                "chunk size '\(String(decoding: line.prefix(40), as: UTF8.self))' is not hexadecimal"
+            )
+        }
+        return size
+    }
+
+    static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 0x30...0x39: return byte - 0x30
+        case 0x41...0x46: return byte - 0x41 + 10
+        case 0x61...0x66: return byte - 0x61 + 10
+        default: return nil
+        }
+    }
+}
+
+/// RFC 9110 token characters.
+func isTokenByte(_ byte: UInt8) -> Bool {
+    switch byte {
+    case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: return true
+    case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+        UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+        UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+        return true
+    default: return false
+    }
+}
+
+extension Character {
+    var isASCIIDigit: Bool { isASCII && isNumber }
+}
