@@ -252,6 +252,57 @@ func url(_ server: LocalServer, _ path: String) -> URL { URL(string: server.base
         #expect(result == "200 handled true")
     }
 
+    @Test func idleConnectionsAreClosedAfterTheIdleTimeout() async throws {
+        let origin = try server { _ in .text("ok") }
+        defer { origin.shutdown() }
+        let session = testSession { $0.idleTimeout = .milliseconds(100) }
+        _ = try await session.data(from: url(origin, "/a"))
+        _ = try await session.data(from: url(origin, "/b"))
+        try await Task.sleep(for: .milliseconds(400))
+        _ = try await session.data(from: url(origin, "/c"))
+        #expect(origin.requests.map(\.connectionIndex) == [0, 0, 1])
+        // The evicted connection was closed by us, not left open.
+        let records = await origin.finishedConnections(atLeast: 1)
+        #expect(records.first?.finished == true)
+    }
+
+    final class Collector: SessionTaskDelegate {
+        let events = Recorder<String>()
+        let done = Gate()
+        func session(
+            _ session: Session,
+            task: SessionTask,
+            didReceive response: HTTPResponse
+        ) async -> ResponseDisposition {
+            events.append("response \(response.status)")
+            return .allow
+        }
+        func session(_ session: Session, task: SessionTask, didReceive data: Data) async {
+            events.append("data \(data.count)")
+        }
+        func session(_ session: Session, task: SessionTask, didCompleteWithError error: (any Error)?) async {
+            events.append("complete \(error == nil)")
+            done.open()
+        }
+    }
+
+    @Test func theDelegateFormDeliversResponseDataAndCompletionInOrder() async throws {
+        let origin = try server { _ in .chunked([Array("abc".utf8), Array("defg".utf8)]) }
+        defer { origin.shutdown() }
+        let collector = Collector()
+        let session = Session(configuration: testSession().configuration, delegate: collector)
+        let task = session.dataTask(with: HTTPRequest(url: url(origin, "/")))
+        task.resume()
+        await collector.done.wait()
+        let events = collector.events.all
+        #expect(events.first == "response 200")
+        #expect(events.last == "complete true")
+        let bytes = events.filter { $0.hasPrefix("data ") }.compactMap { Int($0.dropFirst(5)) }.reduce(0, +)
+        #expect(bytes == 7)
+        #expect(task.countOfBytesReceived == 7)
+        #expect(task.state == .completed)
+    }
+
     @Test func unsupportedURLsAreRefused() async throws {
         let error = await #expect(throws: SesameError.self) {
             _ = try await testSession().data(from: URL(string: "ftp://localhost/file")!)
