@@ -84,3 +84,21 @@ public final class ChildProcess: Sendable {
         _ = waitpid(pid, &status, 0)
     }
 }
+
+/// The UTF-8 text of a file, or "" when it cannot be read (logs of peers and child processes).
+///
+/// Reads with `read(2)`: Foundation's file readers leak their buffer for empty files on this
+/// toolchain (LeakSanitizer shows it), and these logs are often empty.
+public func readText(_ path: String) -> String {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return "" }
+    defer { close(fd) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65_536)
+    while true {
+        let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if count <= 0 { break }
+        bytes += chunk[0..<count]
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}

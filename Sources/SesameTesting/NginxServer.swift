@@ -102,7 +102,7 @@ public final class NginxServer: Sendable {
                 return
             }
             process.stop()
-            let log = (try? String(contentsOf: prefix.appendingPathComponent("stderr.log"), encoding: .utf8)) ?? ""
+            let log = readText(prefix.appendingPathComponent("stderr.log").path)
             lastError = TestingError("nginx did not start: \(log)")
         }
         throw lastError ?? TestingError("nginx did not start")
@@ -113,7 +113,7 @@ public final class NginxServer: Sendable {
 
     /// (connection serial, request number on it, request line) per logged request.
     public var accessLog: [(connection: String, number: Int, request: String)] {
-        let text = (try? String(contentsOf: prefix.appendingPathComponent("access.log"), encoding: .utf8)) ?? ""
+        let text = readText(prefix.appendingPathComponent("access.log").path)
         return text.split(separator: "\n").compactMap { line in
             let parts = line.split(separator: " ", maxSplits: 2)
             guard parts.count == 3, let number = Int(parts[1]) else { return nil }

@@ -137,7 +137,7 @@ struct Harness {
             logPath: log
         )
         guard compiler.wait() == 0 else {
-            let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            let output = readText(log)
             throw BenchmarkError("building the libcurl driver failed (Debian package libcurl4-openssl-dev?): \(output)")
         }
         return binary
@@ -154,8 +154,8 @@ struct Harness {
             errorPath: out + ".err"
         )
         let status = child.wait()
-        let text = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
-        let errors = (try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? ""
+        let text = readText(out)
+        let errors = readText(out + ".err")
         let fields = text.split(separator: " ").map { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         guard status == 0, fields.count == 3, let wall = fields[0], let cpu = fields[1] else {
             throw BenchmarkError("\(command.joined(separator: " ")) failed (\(status)): \(errors)")
@@ -198,7 +198,7 @@ struct Harness {
         )
         let (status, usage) = child.waitWithUsage()
         let wall = (ContinuousClock.now - start).seconds
-        let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        let output = readText(log)
         guard status == 0 else { throw BenchmarkError("curl failed (\(status)): \(output)") }
         // CPU of the driver and curl together; the driver only waits.
         return Sample(wall: wall, cpu: usage.ru_utime.seconds + usage.ru_stime.seconds, peakRSS: Self.peakRSS(output))

@@ -77,7 +77,7 @@ final class OpenSSLServer: Sendable {
     func stop() { process.stop() }
 
     private static func read(_ path: String) -> String {
-        (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+        readText(path)
     }
 
     /// Polls with a plain TCP connect (s_server logs and ignores a connection that sends nothing).
