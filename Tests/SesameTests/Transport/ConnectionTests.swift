@@ -4,7 +4,7 @@ import Testing
 
 @testable import Sesame
 
-@Suite struct TLSConnectionTests {
+@Suite struct ConnectionTests {
     @Test(arguments: [TLSConfiguration.ProtocolVersion.tls12, .tls13])
     func handshakeWithPrivateAnchorCompletesARequest(version: TLSConfiguration.ProtocolVersion) async throws {
         var server = LocalServer.Configuration(identity: try sharedPKI.leaf())
