@@ -67,3 +67,14 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
 
     var description: String { "\(scheme)://\(hostHeader)" }
 }
+
+extension URL {
+    /// The URL for messages: any user name and password removed.
+    var redactedDescription: String {
+        guard user != nil || password != nil, var components = URLComponents(url: self, resolvingAgainstBaseURL: true)
+        else { return absoluteString }
+        components.user = nil
+        components.password = nil
+        return components.string ?? "\(scheme ?? "?")://(redacted)"
+    }
+}

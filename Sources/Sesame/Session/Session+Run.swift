@@ -47,7 +47,7 @@ extension Session {
                         reader.abandon()
                         throw SesameError(
                             .tooManyRedirects,
-                            "more than \(configuration.maximumRedirects) redirects, the last to \(decided.url.absoluteString)"
+                            "more than \(configuration.maximumRedirects) redirects, the last to \(decided.url.redactedDescription)"
                         )
                     }
                     await reader.discard()
@@ -74,7 +74,7 @@ extension Session {
     /// One exchange, sent again once on a fresh connection when a reused one proves to be closed.
     private func send(_ request: HTTPRequest, deadline: ContinuousClock.Instant) async throws -> ResponseBodyReader {
         guard let origin = Origin(request.url) else {
-            throw SesameError(.unsupportedURL, "'\(request.url.absoluteString)' is not an http or https URL")
+            throw SesameError(.unsupportedURL, "'\(request.url.redactedDescription)' is not an http or https URL")
         }
         var attempt = 0
         while true {
@@ -116,7 +116,10 @@ extension Session {
         -> HTTPRequest
     {
         guard Origin(request.url) != nil else {
-            throw SesameError(.unsupportedURL, "'\(request.url.absoluteString)' is not an absolute http or https URL")
+            throw SesameError(
+                .unsupportedURL,
+                "'\(request.url.redactedDescription)' is not an absolute http or https URL"
+            )
         }
         var request = request
         if let previous, !RedirectPolicy.sameOrigin(previous.url, request.url) {
