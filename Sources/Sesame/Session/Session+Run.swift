@@ -10,7 +10,11 @@ extension Session {
         defer { task.complete() }
         let deadline = ContinuousClock.now + configuration.resourceTimeout
         do {
-            return try await follow(task, deadline: deadline, notifyingDelegates: notifyingDelegates, sink: sink)
+            // The exchange runs on the event loop's thread: its awaits on the connection then
+            // resume without a thread hop. Delegates are called back on the global executor.
+            return try await withTaskExecutorPreference(loop) {
+                try await follow(task, deadline: deadline, notifyingDelegates: notifyingDelegates, sink: sink)
+            }
         } catch is CancellationError {
             throw SesameError(.cancelled, "the task was cancelled")
         } catch let error as SesameError where error.code == .cancelled && task.isCancelled {
@@ -37,7 +41,14 @@ extension Session {
             if configuration.followsRedirects, let next = RedirectPolicy.nextRequest(after: response, for: request) {
                 let decided =
                     if let first {
-                        await first.session(self, task: task, willPerformHTTPRedirection: response, newRequest: next)
+                        await offLoop {
+                            await first.session(
+                                self,
+                                task: task,
+                                willPerformHTTPRedirection: response,
+                                newRequest: next
+                            )
+                        }
                     } else {
                         next
                     }
@@ -58,7 +69,7 @@ extension Session {
             }
             task.update(response: response)
             if notifyingDelegates, let first,
-                await first.session(self, task: task, didReceive: response) == .cancel
+                await offLoop({ await first.session(self, task: task, didReceive: response) }) == .cancel
             {
                 reader.abandon()
                 throw SesameError(.cancelled, "the delegate cancelled the task at the response")
@@ -127,4 +138,10 @@ extension Session {
         }
         return request
     }
+}
+
+/// Runs `body` on the global concurrent executor: user code (delegates, sinks that may block)
+/// never runs on the event loop's thread.
+func offLoop<T: Sendable>(_ body: () async -> T) async -> T {
+    await withTaskExecutorPreference(globalConcurrentExecutor) { await body() }
 }

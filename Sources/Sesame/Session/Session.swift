@@ -96,7 +96,8 @@ public final class Session: Sendable {
 
     /// Downloads the body of `request` into `destination`, which appears only when the download
     /// completed (written to a temporary file beside it, then renamed).
-    /// - Parameter progress: called with (bytes received, expected total) as the body arrives.
+    /// - Parameter progress: called with (bytes received, expected total) as the body arrives, on
+    ///   Sesame's event-loop thread: it must return quickly and must not block.
     public func download(
         for request: HTTPRequest,
         to destination: URL,
@@ -170,7 +171,7 @@ public final class Session: Sendable {
                     let first = task.delegate ?? self.delegate
                     do {
                         _ = try await run(task, notifyingDelegates: true) { chunk in
-                            await first?.session(self, task: task, didReceive: Data(chunk))
+                            await offLoop { await first?.session(self, task: task, didReceive: Data(chunk)) }
                         }
                         await first?.session(self, task: task, didCompleteWithError: nil)
                     } catch {

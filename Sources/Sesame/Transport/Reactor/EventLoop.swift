@@ -304,3 +304,16 @@ struct TimerHeap {
         }
     }
 }
+
+extension EventLoop: TaskExecutor {
+    /// Runs Swift tasks that prefer this executor on the loop thread, so that a request's awaits
+    /// on its connection resume without a thread hop. Code running this way must not block.
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        if !execute({ unowned.runSynchronously(on: executor) }) {
+            // A shut-down loop cannot run it; run it where we are rather than lose the task.
+            unowned.runSynchronously(on: executor)
+        }
+    }
+}
