@@ -2,8 +2,9 @@ import Foundation
 
 /// What happened on the wire for a task, for tools and logs (`sesame -v` prints these).
 ///
-/// Delivered synchronously to ``SessionConfiguration/eventObserver`` from the task's own context;
-/// the observer must be quick and must not block. Request heads are reported as sent, so they
+/// Delivered synchronously to ``SessionConfiguration/eventObserver`` on Sesame's event-loop thread
+/// (where a task's exchange runs); the observer must be quick, must not block, and must not wait
+/// for Sesame. Request heads are reported as sent, so they
 /// include credentials: redact before logging them anywhere lasting.
 public enum SessionEvent: Sendable {
     /// A connection is ready for a request: a new one, or a kept-alive one reused.

@@ -162,7 +162,7 @@ public final class Connection: @unchecked Sendable {
         guard maxLength > 0 else { throw SesameError(.invalidArgument, "maxLength must be positive") }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
-                let posted = loop.execute {
+                let posted = loop.executeOrRunInline {
                     self.startRead(maxLength: maxLength, timeout: timeout, continuation: continuation)
                 }
                 if !posted {
@@ -186,7 +186,7 @@ public final class Connection: @unchecked Sendable {
         guard maxLength > 0 else { throw SesameError(.invalidArgument, "maxLength must be positive") }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
-                let posted = loop.execute {
+                let posted = loop.executeOrRunInline {
                     self.startWriteThenRead(bytes, maxLength: maxLength, timeout: timeout, continuation: continuation)
                 }
                 if !posted {
@@ -205,7 +205,7 @@ public final class Connection: @unchecked Sendable {
         guard !bytes.isEmpty else { return }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let posted = loop.execute { self.startWrite(bytes, continuation: continuation) }
+                let posted = loop.executeOrRunInline { self.startWrite(bytes, continuation: continuation) }
                 if !posted {
                     continuation.resume(throwing: SesameError(.eventLoopShutDown, "the event loop has shut down"))
                 }

@@ -113,6 +113,17 @@ public final class EventLoop: @unchecked Sendable {
         return accepted
     }
 
+    /// Runs `work` at once when called on the loop thread (from a task running on the loop as its
+    /// executor), else posts it like ``execute(_:)``.
+    @discardableResult
+    func executeOrRunInline(_ work: @escaping @Sendable () -> Void) -> Bool {
+        if inEventLoop {
+            work()
+            return true
+        }
+        return execute(work)
+    }
+
     /// Stops the loop after the work already posted, and waits for its thread to end.
     /// Must not be called on the loop thread.
     public func shutdown() {
