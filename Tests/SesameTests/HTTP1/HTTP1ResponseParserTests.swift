@@ -128,6 +128,15 @@ import Testing
         #expect(body(events) == "ok")
     }
 
+    @Test func excessBytesAfterAResponseKeepTheResponseButNotTheConnection() throws {
+        var parser = HTTP1ResponseParser(requestMethod: "GET")
+        let events = try parser.feed(Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokEXTRA".utf8))
+        #expect(body(events) == "ok")
+        #expect(end(events)?.reusable == false)
+        let later = #expect(throws: SesameError.self) { _ = try parser.feed(Array("more".utf8)) }
+        #expect(later?.detail.contains("after the end of the response") == true)
+    }
+
     @Test func obsFoldIsReplacedWithASpace() throws {
         let events = try parse("HTTP/1.1 200 OK\r\nX-Long: one\r\n  two\r\nContent-Length: 0\r\n\r\n")
         #expect(head(events)?.headers["x-long"] == "one two")
@@ -155,7 +164,6 @@ import Testing
         ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nokX\r\n", "longer than its declared size"),
         ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, chunked\r\n\r\n", "more than once"),
         ("HTTP/1.1 200 OK\r\nX: a\rb\r\n\r\n", "bare CR"),
-        ("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokEXTRA", "after the end of the response"),
         ("HTTP/1.1 200 OK\r\n fold-first: x\r\n\r\n", "continuation line"),
     ])
     func malformedResponsesAreNamed(text: String, expected: String) throws {

@@ -181,9 +181,9 @@ struct HTTP1ResponseParser {
                 }
                 return
             case .done:
-                if position < buffer.count {
-                    throw protocolError("\(buffer.count - position) bytes arrived after the end of the response")
-                }
+                // Bytes after a complete response (a server bug): the response stands, the
+                // connection is not reused (see `finish`), and the excess is dropped.
+                position = buffer.count
                 return
             }
         }
@@ -191,7 +191,8 @@ struct HTTP1ResponseParser {
 
     private mutating func finish(trailers: HTTPHeaders, events: inout [Event]) {
         state = .done
-        events.append(.end(trailers: trailers, reusable: reusable))
+        // Anything already received beyond the response means the stream is out of step.
+        events.append(.end(trailers: trailers, reusable: reusable && position == buffer.count))
     }
 
     private mutating func startBody(for head: HTTP1ResponseHead, events: inout [Event]) throws {
