@@ -223,8 +223,20 @@ public enum SubjectAlternativeName: Hashable, Sendable, CustomStringConvertible 
     }
 }
 
-/// Text forms of raw IPv4 / IPv6 addresses.
+/// Text forms of raw IPv4 / IPv6 addresses, and the host spellings that go with them.
 enum IPAddressText {
+    /// `[::1]` (as written in URLs) becomes `::1`; anything else is unchanged.
+    static func unbracketed(_ host: String) -> String {
+        host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+    }
+
+    /// The DNS name to send as SNI and to match against certificates: without the root's trailing
+    /// dot ("example.com." is "example.com"); nil for an IP literal.
+    static func dnsName(_ host: String) -> String? {
+        guard parse(host) == nil else { return nil }
+        return host.hasSuffix(".") ? String(host.dropLast()) : host
+    }
+
     static func format(_ bytes: [UInt8]) -> String {
         if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
         if bytes.count == 16 {
@@ -239,8 +251,7 @@ enum IPAddressText {
 
     /// The address bytes when `text` is an IPv4 or IPv6 literal (brackets allowed), else nil.
     static func parse(_ text: String) -> [UInt8]? {
-        var host = text
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        let host = unbracketed(text)
         var v4 = in_addr()
         if inet_pton(AF_INET, host, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
         var v6 = in6_addr()

@@ -166,16 +166,13 @@ enum HostCheck {
     /// Sets the host or IP on the verification parameters; returns a failure when the host itself
     /// is unusable.
     static func configure(_ parameters: OpaquePointer?, host rawHost: String) -> TrustFailureReason? {
-        var host = rawHost
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        if IPAddressText.parse(host) != nil {
-            if X509_VERIFY_PARAM_set1_ip_asc(parameters, host) == 1 { return nil }
-        } else {
-            if host.hasSuffix(".") { host.removeLast() }  // "example.com." is the same name
+        if let host = IPAddressText.dnsName(rawHost) {
             X509_VERIFY_PARAM_set_hostflags(parameters, UInt32(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS))
             if !host.isEmpty, !host.contains("\0"), X509_VERIFY_PARAM_set1_host(parameters, host, 0) == 1 {
                 return nil
             }
+        } else if X509_VERIFY_PARAM_set1_ip_asc(parameters, IPAddressText.unbracketed(rawHost)) == 1 {
+            return nil
         }
         return TrustFailureReason(
             kind: .hostnameMismatch,

@@ -290,11 +290,8 @@ public final class Connection: @unchecked Sendable {
         self.writeBIO = writeBIO
         SSL_set_ex_data(ssl, TLSCallbacks.connectionIndex, Unmanaged.passUnretained(self).toOpaque())
         SSL_set_connect_state(ssl)
-        var bareHost = host
-        if bareHost.hasPrefix("["), bareHost.hasSuffix("]") { bareHost = String(bareHost.dropFirst().dropLast()) }
-        if IPAddressText.parse(bareHost) == nil {
-            if bareHost.hasSuffix(".") { bareHost.removeLast() }
-            guard CSesameShims_SSL_set_tlsext_host_name(ssl, bareHost) == 1 else {
+        if let serverName = IPAddressText.dnsName(host) {  // SNI carries names only, never IP literals
+            guard CSesameShims_SSL_set_tlsext_host_name(ssl, serverName) == 1 else {
                 throw SesameError(.invalidArgument, "'\(host)' cannot be sent as a TLS server name")
             }
         }

@@ -9,15 +9,13 @@ enum Resolver {
     /// The TCP addresses for `host`, IPv6 and IPv4 in the order the system prefers.
     /// - Throws: ``SesameError/Code/nameResolutionFailed`` naming the host.
     static func resolve(host: String, port: Int) async throws -> [SocketAddress] {
-        var bare = host
-        if bare.hasPrefix("["), bare.hasSuffix("]") { bare = String(bare.dropFirst().dropLast()) }
+        let bare = IPAddressText.unbracketed(host)
         if IPAddressText.parse(bare) != nil {
             return try lookup(host: bare, port: port, numeric: true)
         }
-        let name = bare
         return try await withCheckedThrowingContinuation { continuation in
             queue.async {
-                continuation.resume(with: Result { try lookup(host: name, port: port, numeric: false) })
+                continuation.resume(with: Result { try lookup(host: bare, port: port, numeric: false) })
             }
         }
     }
