@@ -182,6 +182,8 @@ public final class LocalServer: Sendable {
                 if errno == EINTR { continue }
                 return
             }
+            // Child processes that tests start (openssl, nginx, sesame) must not inherit it.
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             let index = state.withLock { state -> Int? in
                 guard !state.stopped else { return nil }
                 state.records.append(ConnectionRecord())

@@ -54,12 +54,6 @@ struct HTTP1ResponseParser {
         return false
     }
 
-    /// True while the head has not been completely received.
-    var isAwaitingHead: Bool {
-        if case .head = state { return true }
-        return false
-    }
-
     /// Feeds bytes from the connection; returns what they completed.
     mutating func feed(_ bytes: [UInt8]) throws -> [Event] {
         if case .done = state {

@@ -18,9 +18,6 @@ final class ResponseBodyReader {
     private var ended = false
     private(set) var receivedAnyByte = false
     private(set) var response: HTTPResponse?
-    private(set) var informational: [HTTPResponse] = []
-    /// Body bytes as received (before decoding), for progress.
-    private(set) var receivedBodyBytes = 0
 
     init(
         lease: ConnectionPool.Lease,
@@ -60,6 +57,7 @@ final class ResponseBodyReader {
             try ingest(bytes)
             while let event = events.first {
                 if case .informational(let head) = event, head.status == 100 {
+                    report(head)
                     events.removeFirst()
                     return true
                 }
@@ -78,7 +76,7 @@ final class ResponseBodyReader {
             if let event = events.first {
                 events.removeFirst()
                 switch event {
-                case .informational(let head): informational.append(makeResponse(head))
+                case .informational(let head): report(head)
                 case .head(let head): try accept(head)
                 case .body, .end: throw SesameError(.protocolError, "a body arrived before the response head")
                 }
@@ -112,7 +110,6 @@ final class ResponseBodyReader {
                     events.removeFirst()
                     switch event {
                     case .body(let bytes):
-                        receivedBodyBytes += bytes.count
                         if let inflater {
                             let decoded = try inflater.inflate(bytes)
                             if decoded.isEmpty { continue }
@@ -176,7 +173,14 @@ final class ResponseBodyReader {
     }
 
     private func accept(_ head: HTTP1ResponseHead) throws {
-        let response = makeResponse(head)
+        report(head)
+        let response = HTTPResponse(
+            status: head.status,
+            reason: head.reason,
+            version: "HTTP/1.\(head.minorVersion)",
+            headers: head.headers,
+            url: request.url
+        )
         if configuration.decodesContent, request.method != "HEAD" {
             let codings = head.headers.tokens("Content-Encoding").filter { $0 != "identity" }
             if codings == ["gzip"] || codings == ["x-gzip"] {
@@ -188,19 +192,12 @@ final class ResponseBodyReader {
         self.response = response
     }
 
-    private func makeResponse(_ head: HTTP1ResponseHead) -> HTTPResponse {
-        if let observer = configuration.eventObserver {
-            let lines =
-                ["HTTP/1.\(head.minorVersion) \(head.status)\(head.reason.isEmpty ? "" : " " + head.reason)"]
-                + head.headers.map { "\($0.name): \($0.value)" }
-            observer(.responseHeadReceived(lines.joined(separator: "\r\n")))
-        }
-        return HTTPResponse(
-            status: head.status,
-            reason: head.reason,
-            version: "HTTP/1.\(head.minorVersion)",
-            headers: head.headers,
-            url: request.url
-        )
+    /// Tells the event observer, if any, that a head (1xx or final) arrived.
+    private func report(_ head: HTTP1ResponseHead) {
+        guard let observer = configuration.eventObserver else { return }
+        let lines =
+            ["HTTP/1.\(head.minorVersion) \(head.status)\(head.reason.isEmpty ? "" : " " + head.reason)"]
+            + head.headers.map { "\($0.name): \($0.value)" }
+        observer(.responseHeadReceived(lines.joined(separator: "\r\n")))
     }
 }

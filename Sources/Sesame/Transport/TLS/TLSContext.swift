@@ -87,5 +87,4 @@ final class TLSSessionCache: Sendable {
         }
     }
 
-    func remove(for key: String) { _ = sessions.withLock { $0.removeValue(forKey: key) } }
 }

@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+
+@testable import Sesame
+
+@Suite struct PoolStateMachineTests {
+    final class FakeConnection {}
+    let origin = Origin(URL(string: "https://example.test/")!)!
+    let other = Origin(URL(string: "https://example.test:8443/")!)!
+    let start = ContinuousClock.now
+
+    @Test func connectionsOpenUpToTheLimitThenRequestsWaitInOrder() {
+        var machine = PoolStateMachine<FakeConnection>(limit: 2, idleTimeout: .seconds(60))
+        guard case .connect = machine.acquire(origin, waiter: 1, now: start).action,
+            case .connect = machine.acquire(origin, waiter: 2, now: start).action,
+            case .wait = machine.acquire(origin, waiter: 3, now: start).action,
+            case .wait = machine.acquire(origin, waiter: 4, now: start).action
+        else {
+            Issue.record("expected two connects, then two waits")
+            return
+        }
+        // Another origin has its own limit.
+        guard case .connect = machine.acquire(other, waiter: 5, now: start).action else {
+            Issue.record("the limit is per origin")
+            return
+        }
+        machine.opened(origin)
+        machine.opened(origin)
+        #expect(machine.counts(origin) == (idle: 0, leased: 2, opening: 0, waiting: 2))
+
+        let first = FakeConnection()
+        guard case .reuse(let waiter, let handed)? = machine.release(origin, first, reusable: true, now: start) else {
+            Issue.record("a reusable connection goes to the first waiter")
+            return
+        }
+        #expect(waiter == 3)
+        #expect(handed === first)
+        guard case .connect(let next)? = machine.release(origin, FakeConnection(), reusable: false, now: start) else {
+            Issue.record("a closed connection's slot goes to the next waiter")
+            return
+        }
+        #expect(next == 4)
+        #expect(machine.counts(origin) == (idle: 0, leased: 1, opening: 1, waiting: 0))
+    }
+
+    @Test func idleConnectionsAreReusedNewestFirstAndExpire() {
+        var machine = PoolStateMachine<FakeConnection>(limit: 4, idleTimeout: .seconds(10))
+        _ = machine.acquire(origin, waiter: 1, now: start)
+        _ = machine.acquire(origin, waiter: 2, now: start)
+        machine.opened(origin)
+        machine.opened(origin)
+        let older = FakeConnection()
+        let newer = FakeConnection()
+        let firstHandOff = machine.release(origin, older, reusable: true, now: start)
+        let secondHandOff = machine.release(origin, newer, reusable: true, now: start + .seconds(5))
+        #expect(firstHandOff == nil && secondHandOff == nil)
+
+        guard case .reuse(let reused) = machine.acquire(origin, waiter: 3, now: start + .seconds(6)).action else {
+            Issue.record("an idle connection is reused")
+            return
+        }
+        #expect(reused === newer)
+        // At 12 s the older one (idle since 0 s) has expired and is handed back for closing.
+        let (action, expired) = machine.acquire(origin, waiter: 4, now: start + .seconds(12))
+        #expect(expired.count == 1 && expired.first === older)
+        guard case .connect = action else {
+            Issue.record("with nothing idle left, a new connection is opened")
+            return
+        }
+    }
+
+    @Test func cancelledWaitersLeaveTheLineAndFailedOpensFreeTheirSlot() {
+        var machine = PoolStateMachine<FakeConnection>(limit: 1, idleTimeout: .seconds(60))
+        _ = machine.acquire(origin, waiter: 1, now: start)
+        _ = machine.acquire(origin, waiter: 2, now: start)
+        _ = machine.acquire(origin, waiter: 3, now: start)
+        let cancelled = machine.cancelWaiter(origin, 2)
+        let cancelledAgain = machine.cancelWaiter(origin, 2)
+        #expect(cancelled && !cancelledAgain)
+        guard case .connect(let waiter)? = machine.openFailed(origin) else {
+            Issue.record("the failed open's slot goes to the next waiter")
+            return
+        }
+        #expect(waiter == 3)
+        #expect(machine.counts(origin) == (idle: 0, leased: 0, opening: 1, waiting: 0))
+    }
+
+    @Test func evictionAndShutdownEmptyTheIdleList() {
+        var machine = PoolStateMachine<FakeConnection>(limit: 2, idleTimeout: .seconds(1))
+        _ = machine.acquire(origin, waiter: 1, now: start)
+        machine.opened(origin)
+        _ = machine.release(origin, FakeConnection(), reusable: true, now: start)
+        #expect(machine.hasIdleConnections)
+        let early = machine.evictExpired(now: start + .milliseconds(500))
+        let late = machine.evictExpired(now: start + .seconds(2))
+        #expect(early.isEmpty && late.count == 1)
+        #expect(!machine.hasIdleConnections)
+        _ = machine.acquire(origin, waiter: 2, now: start)
+        machine.opened(origin)
+        _ = machine.release(origin, FakeConnection(), reusable: true, now: start)
+        let removed = machine.removeAllIdle()
+        #expect(removed.count == 1)
+    }
+}
