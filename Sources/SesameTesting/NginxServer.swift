@@ -95,7 +95,7 @@ public final class NginxServer: Sendable {
                 environment: [:],
                 logPath: prefix.appendingPathComponent("stderr.log").path
             )
-            if await Self.waitUntilListening(http, https, process: process) {
+            if await LoopbackPort.waitUntilListening([http, https], isAlive: { process.isRunning }) {
                 httpPort = http
                 httpsPort = https
                 self.process = process
@@ -119,27 +119,5 @@ public final class NginxServer: Sendable {
             guard parts.count == 3, let number = Int(parts[1]) else { return nil }
             return (String(parts[0]), number, String(parts[2]))
         }
-    }
-
-    private static func waitUntilListening(_ ports: Int..., process: ChildProcess) async -> Bool {
-        for _ in 0..<200 {
-            guard process.isRunning else { return false }
-            let ready = ports.allSatisfy { port in
-                let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-                defer { close(fd) }
-                var address = sockaddr_in()
-                address.sin_family = sa_family_t(AF_INET)
-                address.sin_port = in_port_t(UInt16(port).bigEndian)
-                address.sin_addr.s_addr = inet_addr("127.0.0.1")
-                return withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                    }
-                } == 0
-            }
-            if ready { return true }
-            try? await Task.sleep(for: .milliseconds(25))
-        }
-        return false
     }
 }

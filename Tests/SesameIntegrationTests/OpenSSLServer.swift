@@ -58,7 +58,8 @@ final class OpenSSLServer: Sendable {
                 environment: ["OPENSSL_CONF": "/dev/null", "PATH": "/usr/bin:/bin"],
                 logPath: logPath
             )
-            if await Self.waitUntilListening(port: port, process: process) {
+            // s_server logs and ignores the probing connections, which send nothing.
+            if await LoopbackPort.waitUntilListening([port], isAlive: { process.isRunning }) {
                 self.port = port
                 self.process = process
                 return
@@ -66,38 +67,14 @@ final class OpenSSLServer: Sendable {
             process.stop()
             lastError = SesameError(
                 .connectFailed,
-                "openssl s_server did not start on port \(port): \(Self.read(logPath))"
+                "openssl s_server did not start on port \(port): \(readText(logPath))"
             )
         }
         throw lastError ?? SesameError(.connectFailed, "openssl s_server did not start")
     }
 
-    var log: String { Self.read(logPath) }
+    var log: String { readText(logPath) }
 
     func stop() { process.stop() }
 
-    private static func read(_ path: String) -> String {
-        readText(path)
-    }
-
-    /// Polls with a plain TCP connect (s_server logs and ignores a connection that sends nothing).
-    private static func waitUntilListening(port: Int, process: ChildProcess) async -> Bool {
-        for _ in 0..<200 {
-            guard process.isRunning else { return false }
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-            close(fd)
-            if result == 0 { return true }
-            try? await Task.sleep(for: .milliseconds(25))
-        }
-        return false
-    }
 }

@@ -367,56 +367,23 @@ final class SilentTCPServer: Sendable {
     private let fd: Int32
 
     init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0, listen(fd, 16) == 0 else { throw SesameError(.ioError, "bind") }
-        self.fd = fd
+        fd = try LoopbackPort.bind()
         port = LoopbackPort.localPort(of: fd)
     }
 
     func stop() { close(fd) }
-
 }
 
 @Suite struct ConnectTimeoutTests {
     /// A listener whose accept queue is full drops further SYNs, so a connect to it never completes.
     @Test func aConnectThatNeverCompletesTimesOut() async throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = try LoopbackPort.bind(backlog: 0)
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        listen(fd, 0)
         let port = LoopbackPort.localPort(of: fd)
         // Fill the accept queue with connections nobody accepts.
-        var fillers: [Int32] = []
+        let fillers = (0..<4).map { _ in LoopbackPort.connect(to: port, blocking: false).fd }
         defer {
             for filler in fillers { close(filler) }
-        }
-        for _ in 0..<4 {
-            let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-            var target = sockaddr_in()
-            target.sin_family = sa_family_t(AF_INET)
-            target.sin_port = in_port_t(UInt16(port).bigEndian)
-            target.sin_addr.s_addr = inet_addr("127.0.0.1")
-            _ = withUnsafePointer(to: &target) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-            fillers.append(client)
         }
         try await Task.sleep(for: .milliseconds(50))
         let error = await #expect(throws: SesameError.self) {
