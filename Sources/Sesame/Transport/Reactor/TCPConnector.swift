@@ -9,6 +9,7 @@ final class TCPConnector {
     private var current: (socket: Socket, address: SocketAddress)?
     private var timer: TimerHandle?
     private var failures: [String] = []
+    private var retriedAfterReset = false
     private let host: String
 
     init(
@@ -80,6 +81,14 @@ final class TCPConnector {
         let error = socket.pendingError
         if error == 0 {
             finish(.success((socket, address)))
+        } else if error == ECONNRESET && !retriedAfterReset {
+            // A reset answering a fresh SYN is transient (the peer still held an old connection
+            // with the same addresses and ports, which loopback's quick port reuse makes likely):
+            // try the same address once more before moving on.
+            retriedAfterReset = true
+            socket.close()
+            addresses.insert(address, at: addresses.startIndex)
+            tryNext()
         } else {
             failures.append("\(address): \(errnoText(error))")
             socket.close()
