@@ -34,6 +34,12 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible {
             case protocolError = "HTTP protocol error"
             case tooManyRedirects = "too many redirects"
             case unsupportedURL = "unsupported URL"
+            case authenticationCancelled = "authentication cancelled"
+            case cleartextCredentialRefused = "credential refused over cleartext"
+            case unsupportedCredential = "unsupported credential"
+            case credentialStoreCorrupt = "credential store corrupt"
+            case credentialStoreFailed = "credential store failed"
+            case netrcInvalid = "netrc invalid"
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -92,6 +98,20 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let tooManyRedirects = Code(.tooManyRedirects)
         /// The URL is not an absolute `http` or `https` URL with a host.
         public static let unsupportedURL = Code(.unsupportedURL)
+        /// A challenge delegate answered `cancelAuthenticationChallenge`.
+        public static let authenticationCancelled = Code(.authenticationCancelled)
+        /// A credential would have been sent in a form readable on the wire (Basic over `http`)
+        /// and the configuration does not allow that.
+        public static let cleartextCredentialRefused = Code(.cleartextCredentialRefused)
+        /// A delegate answered a challenge with a kind of credential that cannot answer it
+        /// (a certificate for a password challenge, a password for an unknown scheme, ...).
+        public static let unsupportedCredential = Code(.unsupportedCredential)
+        /// The credential store file is not in a format Sesame can read; it was left as it was.
+        public static let credentialStoreCorrupt = Code(.credentialStoreCorrupt)
+        /// The credential store could not be read, locked or written (permissions, disk full, ...).
+        public static let credentialStoreFailed = Code(.credentialStoreFailed)
+        /// A `.netrc` file could not be read or parsed.
+        public static let netrcInvalid = Code(.netrcInvalid)
     }
 
     /// What went wrong.

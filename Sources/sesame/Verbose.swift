@@ -32,6 +32,12 @@ enum Verbose {
             lines.append("<")
         case .redirected(let status, let url):
             lines.append("* Following the \(status) redirect to \(url.absoluteString)")
+        case .challenge(let trace):
+            lines.append("* challenge \(trace)")
+        case .challengeHeaderProblem(let problem):
+            lines.append("* challenge header: \(problem)")
+        case .credentialNotStored(let space, let error):
+            lines.append("* credential for \(space) not stored: \(error)")
         }
         FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
     }

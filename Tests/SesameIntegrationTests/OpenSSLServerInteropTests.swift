@@ -35,7 +35,7 @@ import Testing
         defer { server.stop() }
         let hooks = TLSHandshakeHooks(serverTrust: { request in
             try? await Task.sleep(for: .milliseconds(200))
-            return request.evaluateWithDefaultPolicy().isTrusted
+            return request.evaluate().isTrusted
         })
         let connection = try await Connection.connect(
             host: "localhost",

@@ -31,12 +31,36 @@ extension Session {
         var request = try validated(task.originalRequest)
         var redirects = 0
         let first = task.delegate ?? delegate
+        var resolver = ChallengeResolver(
+            maximumFailures: configuration.maximumAuthenticationFailures,
+            allowsCleartextPasswords: configuration.allowsCleartextPasswords,
+            task: task
+        )
+        var attempt: ChallengeResolver.Attempt?
         while true {
             task.update(request: request)
             try Task.checkCancellation()
-            let reader = try await send(request, deadline: deadline)
+            var wire = request
+            if let attempt {
+                wire.headers.replaceOrAdd(name: "Authorization", value: attempt.authorization)
+            } else if !request.headers.contains("Authorization"), let known = preemptive.attempt(for: request.url) {
+                resolver.sending(preemptive: known)
+                wire.headers.replaceOrAdd(name: "Authorization", value: known.authorization)
+            }
+            let reader = try await send(wire, deadline: deadline)
             guard let response = reader.response else {
                 throw SesameError(.protocolError, "no response head")
+            }
+            switch try await resolveChallenges(response, to: request, with: &resolver) {
+            case .retry(let next):
+                await reader.discard()
+                attempt = next
+                continue
+            case .fail(let error):
+                reader.abandon()
+                throw error
+            case .deliver:
+                attempt = nil
             }
             if configuration.followsRedirects, let next = RedirectPolicy.nextRequest(after: response, for: request) {
                 let decided =
@@ -80,6 +104,69 @@ extension Session {
             }
             return response
         }
+    }
+
+    private enum ChallengeOutcome {
+        case deliver
+        case retry(ChallengeResolver.Attempt)
+        case fail(SesameError)
+    }
+
+    /// Runs the resolver over a response: asks the delegates as often as it says, stores what
+    /// worked, and tells the exchange loop whether to deliver, send again, or fail.
+    private func resolveChallenges(
+        _ response: HTTPResponse,
+        to request: HTTPRequest,
+        with resolver: inout ChallengeResolver
+    ) async throws -> ChallengeOutcome {
+        guard let origin = Origin(request.url) else { return .deliver }
+        let url = request.url
+        let automatic: ChallengeResolver.Automatic = { [self] space in
+            try automaticCredential(for: space, url: url)
+        }
+        let challenged = response.status == 401
+        var spaces: [ProtectionSpace] = []
+        if challenged {
+            let offered = OfferedProtectionSpaces.parse(response, origin: origin, isProxy: false)
+            spaces = offered.spaces
+            for problem in offered.problems { configuration.eventObserver?(.challengeHeaderProblem(problem)) }
+        }
+        var step: ChallengeResolver.Step
+        do {
+            step = try resolver.received(response, challenged: challenged, spaces: spaces, automatic: automatic)
+            if let failed = resolver.lastFailure, failed.responder == .preemptive { preemptive.forget(failed.space) }
+            while case .ask(let challenge) = step {
+                let (disposition, credential, responder) = await offLoop { await ask(challenge) }
+                step = try resolver.answered(
+                    disposition,
+                    credential,
+                    by: responder,
+                    for: challenge,
+                    automatic: automatic
+                )
+            }
+        } catch {
+            reportTraces(&resolver)
+            return .fail(error as? SesameError ?? SesameError(.credentialStoreFailed, "\(error)"))
+        }
+        reportTraces(&resolver)
+        switch step {
+        case .deliver(let succeeded):
+            if let succeeded { remember(succeeded, for: url) }
+            return .deliver
+        case .retry(let attempt):
+            return .retry(attempt)
+        case .fail(let error):
+            return .fail(error)
+        case .ask:
+            preconditionFailure("asked above")
+        }
+    }
+
+    private func reportTraces(_ resolver: inout ChallengeResolver) {
+        let traces = resolver.drainTraces()
+        guard let observer = configuration.eventObserver else { return }
+        for trace in traces { observer(.challenge(trace)) }
     }
 
     /// One exchange, sent again once on a fresh connection when a reused one proves to be closed.

@@ -14,6 +14,7 @@ public final class Session: Sendable {
     public let delegate: (any SessionTaskDelegate)?
     let loop: EventLoop
     let pool: ConnectionPool
+    let preemptive = PreemptiveAuthentication()
 
     /// A session with the default configuration and no delegate.
     public static let shared = Session()
@@ -31,7 +32,16 @@ public final class Session: Sendable {
         self.delegate = delegate
         self.loop = eventLoop
         let tls = configuration.tls
-        let hooks = configuration.handshakeHooks
+        // TLS decisions become challenges for the delegate, unless the configuration decides them
+        // itself through explicit hooks.
+        let reference = SessionReference()
+        var hooks = configuration.handshakeHooks
+        if delegate != nil {
+            let challengeHooks = Self.challengeHooks(for: reference)
+            hooks.serverTrust = hooks.serverTrust ?? challengeHooks.serverTrust
+            hooks.clientCertificate = hooks.clientCertificate ?? challengeHooks.clientCertificate
+        }
+        let handshakeHooks = hooks
         let connectTimeout = configuration.connectTimeout
         pool = ConnectionPool(
             limit: configuration.maximumConnectionsPerHost,
@@ -42,11 +52,12 @@ public final class Session: Sendable {
                 host: origin.host,
                 port: origin.port,
                 tls: origin.isTLS ? tls : nil,
-                hooks: hooks,
+                hooks: handshakeHooks,
                 connectTimeout: connectTimeout,
                 on: eventLoop
             )
         }
+        reference.set(self)
     }
 
     // MARK: - Async
@@ -190,7 +201,7 @@ public final class Session: Sendable {
 
     /// The delegate after `current` for `task`: the session's after the task's, then none.
     func nextDelegate(after current: any SessionTaskDelegate, for task: SessionTask) -> (any SessionTaskDelegate)? {
-        if let taskDelegate = task.delegate, taskDelegate === current { return delegate }
+        if let taskDelegate = task.delegate, taskDelegate === current, delegate !== current { return delegate }
         return nil
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// How a ``Session`` makes requests.
 public struct SessionConfiguration: Sendable {
     /// Time allowed for each TCP connection.
@@ -25,6 +27,21 @@ public struct SessionConfiguration: Sendable {
     public var decodesContent = true
     /// The most bytes a decoded body may grow to.
     public var maximumDecodedBodySize = 1 << 32
+
+    /// Where credentials are looked up before a delegate is asked, and where credentials that
+    /// worked are kept (per their persistence). nil: no storage at all.
+    public var credentialStorage: CredentialStorage? = .shared
+    /// Failed attempts per protection space (across schemes) after which a 401/407 is delivered
+    /// without asking again.
+    public var maximumAuthenticationFailures = 3
+    /// Whether a password may be sent readable on the wire (Basic over `http`). Off by default:
+    /// a stored or URL credential is then not used for such a space, and a delegate's is refused
+    /// with ``SesameError/Code/cleartextCredentialRefused``.
+    public var allowsCleartextPasswords = false
+    /// Whether `.netrc` entries answer challenges (curl's `--netrc`).
+    public var usesNetrc = false
+    /// The `.netrc` file to read; nil: `$NETRC`, else `~/.netrc`.
+    public var netrcFile: URL?
 
     /// Receives ``SessionEvent``s (connections, TLS, heads, redirects) as they happen.
     public var eventObserver: (@Sendable (SessionEvent) -> Void)?

@@ -14,7 +14,24 @@ public enum ResponseDisposition: Sendable {
 /// A task-level delegate (passed with a request) is asked first; when it does not implement a
 /// method (the default implementation), the session's delegate is asked. Methods run on the Swift
 /// concurrency pool, never on the event loop; they may suspend, and may call back into the session.
-public protocol SessionTaskDelegate: AnyObject, Sendable {
+public protocol SessionTaskDelegate: SessionDelegate {
+    /// A challenge for this task (401 and 407 challenges; session-wide ones too when the session
+    /// delegate does not take them). Return the disposition and, for `.useCredential`, the
+    /// credential. Not implemented: the session delegate is asked, then default handling.
+    func session(
+        _ session: Session,
+        task: SessionTask,
+        didReceive challenge: AuthenticationChallenge
+    ) async -> (AuthChallengeDisposition, Credential?)
+
+    /// The completion-handler form (the seeds' shape); call `completionHandler` exactly once.
+    func session(
+        _ session: Session,
+        task: SessionTask,
+        didReceive challenge: AuthenticationChallenge,
+        completionHandler: @escaping @Sendable (AuthChallengeDisposition, Credential?) -> Void
+    )
+
     /// A redirect arrived. Return the request to follow (as given, or changed), or nil to receive
     /// the redirect response itself.
     func session(

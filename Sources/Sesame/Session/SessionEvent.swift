@@ -17,4 +17,10 @@ public enum SessionEvent: Sendable {
     case responseHeadReceived(String)
     /// A redirect is being followed.
     case redirected(status: Int, to: URL)
+    /// A challenge was answered (or not): by whom, and how.
+    case challenge(ChallengeTrace)
+    /// A challenge field could not be read completely (what was skipped, and why).
+    case challengeHeaderProblem(String)
+    /// A credential that worked could not be stored as its persistence asked.
+    case credentialNotStored(ProtectionSpace, SesameError)
 }

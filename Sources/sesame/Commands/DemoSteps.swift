@@ -13,7 +13,7 @@ enum DemoSteps {
                 demo.say("    \(certificate.subject)  pin sha256/\(certificate.publicKey.sha256Pin)")
             }
             try? await Task.sleep(for: .milliseconds(300))  // a slow delegate: the handshake waits
-            let evaluation = request.evaluateWithDefaultPolicy()
+            let evaluation = request.evaluate()
             demo.say("delegate evaluated against the private anchor: \(evaluation); answering after 300 ms")
             return evaluation.isTrusted
         })
@@ -109,7 +109,7 @@ enum DemoSteps {
         for attempt in 1...2 {
             let hooks = TLSHandshakeHooks(serverTrust: { request in
                 demo.say("connection \(attempt): trust decision asked (resumed session: \(request.isResumedSession))")
-                return request.evaluateWithDefaultPolicy().isTrusted
+                return request.evaluate().isTrusted
             })
             let connection = try await Connection.connect(
                 host: "localhost",

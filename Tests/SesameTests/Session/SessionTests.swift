@@ -8,6 +8,7 @@ import Testing
 func testSession(_ adjust: (inout SessionConfiguration) -> Void = { _ in }) -> Session {
     var configuration = SessionConfiguration.default
     configuration.tls.trustRoots = .anchors([sharedPKI.root.certificate])
+    configuration.credentialStorage = CredentialStorage()
     configuration.requestTimeout = .seconds(10)
     adjust(&configuration)
     return Session(configuration: configuration)

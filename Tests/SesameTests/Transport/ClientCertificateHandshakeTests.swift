@@ -32,7 +32,7 @@ import Testing
         let hooks = TLSHandshakeHooks(
             serverTrust: { request in
                 order.append("trust")
-                return request.evaluateWithDefaultPolicy().isTrusted
+                return request.evaluate().isTrusted
             },
             clientCertificate: { request in
                 order.append("client certificate")

@@ -165,7 +165,7 @@ import Testing
     @Test func delegateRejectionFailsTheConnectionAndTheServerGetsNoData() async throws {
         let tlsServer = try LocalServer(.init(identity: try sharedPKI.leaf()))
         defer { tlsServer.shutdown() }
-        let seen = Recorder<ServerTrustRequest>()
+        let seen = Recorder<ServerTrust>()
         let hooks = TLSHandshakeHooks(serverTrust: { request in
             seen.append(request)
             return false
@@ -181,7 +181,7 @@ import Testing
         #expect(error?.code == .serverTrustRejected)
         #expect(seen.all.count == 1)
         #expect(seen.all.first?.peerChain.first?.subject.commonName == "localhost")
-        #expect(seen.all.first?.evaluateWithDefaultPolicy().isTrusted == true)
+        #expect(seen.all.first?.evaluate().isTrusted == true)
         let record = try #require(await tlsServer.finishedConnections(atLeast: 1).first)
         #expect(record.applicationBytesReceived == 0)
         #expect(record.requestHeads.isEmpty)
@@ -211,7 +211,7 @@ import Testing
             events.append("slow asked")
             await gate.wait()
             events.append("slow answered")
-            return request.evaluateWithDefaultPolicy().isTrusted
+            return request.evaluate().isTrusted
         })
         let slow = Task {
             let connection = try await Connection.connect(

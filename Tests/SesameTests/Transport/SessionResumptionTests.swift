@@ -20,7 +20,7 @@ import Testing
         let tlsServer = try LocalServer(server)
         defer { tlsServer.shutdown() }
         let configuration = configuration("reject-\(version)")
-        let requests = Recorder<ServerTrustRequest>()
+        let requests = Recorder<ServerTrust>()
         let accept = TLSHandshakeHooks(serverTrust: { request in
             requests.append(request)
             return true

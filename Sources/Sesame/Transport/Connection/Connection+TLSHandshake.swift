@@ -80,7 +80,7 @@ extension Connection {
     }
 
     private func askTrust(resumed: Bool) {
-        let request = ServerTrustRequest(
+        let request = ServerTrust(
             host: host,
             port: port,
             peerChain: machine.peerChain,
@@ -89,15 +89,19 @@ extension Connection {
         )
         guard let hook = hooks.serverTrust else {
             // Default handling needs no suspension: evaluate right here on the loop.
-            let evaluation = request.evaluateWithDefaultPolicy()
+            let evaluation = request.evaluate()
             trustDecided(evaluation.isTrusted, evaluation: evaluation)
             return
         }
         suspendForDecision()
         let loop = self.loop
         Task {
-            let accepted = await hook(request)
-            loop.execute { self.trustDecided(accepted, evaluation: nil) }
+            do {
+                let accepted = try await hook(request)
+                loop.execute { self.trustDecided(accepted, evaluation: nil) }
+            } catch {
+                loop.execute { self.abandonHandshake(error) }
+            }
         }
     }
 
@@ -110,9 +114,19 @@ extension Connection {
         suspendForDecision()
         let loop = self.loop
         Task {
-            let identity = await hook(request)
-            loop.execute { self.identityDecided(identity) }
+            do {
+                let identity = try await hook(request)
+                loop.execute { self.identityDecided(identity) }
+            } catch {
+                loop.execute { self.abandonHandshake(error) }
+            }
         }
+    }
+
+    /// A hook gave up (a delegate cancelled the challenge): the handshake ends with its error.
+    private func abandonHandshake(_ error: any Error) {
+        guard phase == .handshaking else { return }
+        fail(error as? SesameError ?? SesameError(.tlsHandshakeFailed, "the handshake was abandoned: \(error)"))
     }
 
     /// Stops polling the socket and stops the handshake clock while a delegate decides.

@@ -1,0 +1,44 @@
+/// A server's (or proxy's, or TLS handshake's) demand for a credential, as a delegate sees it
+/// (`URLAuthenticationChallenge`).
+public final class AuthenticationChallenge: Sendable {
+    /// Where the answer applies.
+    public let protectionSpace: ProtectionSpace
+    /// The credential that would be used by default: the last one tried for this space in this
+    /// task, or the storage's default, URL user info or `.netrc` entry.
+    public let proposedCredential: Credential?
+    /// Failed attempts so far for this protection space in this task, across schemes.
+    public let previousFailureCount: Int
+    /// The 401 or 407 response that carried the challenge (nil for TLS challenges).
+    public let failureResponse: HTTPResponse?
+    /// The error that made the last attempt fail, when there is one (such as a trust evaluation).
+    public let error: (any Error)?
+    /// Answers the challenge, for NSURLConnection-style code; see ``AuthenticationChallengeSender``.
+    public let sender: (any AuthenticationChallengeSender)?
+
+    /// The task the challenge arose in (nil for a handshake not tied to one task).
+    let task: SessionTask?
+    let answer = ChallengeAnswer()
+    /// How many delegate methods passed the challenge on (default implementations) before one
+    /// answered; equal to the chain's length when none did.
+    private let forwards = LockedValue(0)
+
+    func forwarded() { forwards.withLock { $0 += 1 } }
+    var forwardCount: Int { forwards.withLock { $0 } }
+
+    init(
+        protectionSpace: ProtectionSpace,
+        proposedCredential: Credential?,
+        previousFailureCount: Int,
+        failureResponse: HTTPResponse?,
+        error: (any Error)?,
+        task: SessionTask?
+    ) {
+        self.protectionSpace = protectionSpace
+        self.proposedCredential = proposedCredential
+        self.previousFailureCount = previousFailureCount
+        self.failureResponse = failureResponse
+        self.error = error
+        self.task = task
+        sender = ChallengeAnswerSender()
+    }
+}

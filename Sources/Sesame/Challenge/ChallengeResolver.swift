@@ -1,0 +1,226 @@
+/// The challenge state of one task, as a value-type state machine (DESIGN section 3): which
+/// protection space is being answered, what was tried, how often it failed, and what to do next.
+///
+/// The session feeds it responses and delegate answers and performs the steps it returns; it does
+/// no I/O and calls no delegate itself, so every path is unit-testable.
+struct ChallengeResolver: Sendable {
+    /// What the caller does next.
+    enum Step: Sendable {
+        /// Deliver the response as it is. `succeeded` is the credential attempt the response
+        /// proves right (to be stored per its persistence), if any.
+        case deliver(succeeded: Attempt?)
+        /// Ask the delegates (or default handling) and feed the answer to ``answered(_:_:by:automatic:)``.
+        case ask(AuthenticationChallenge)
+        /// Send the request again with this credential.
+        case retry(Attempt)
+        /// Fail the task.
+        case fail(SesameError)
+    }
+
+    /// A credential sent for a protection space.
+    struct Attempt: Sendable {
+        let space: ProtectionSpace
+        let credential: Credential
+        let responder: ChallengeTrace.Responder
+        /// The header value (`Basic ...`).
+        let authorization: String
+    }
+
+    /// A credential found without asking anyone, and where from.
+    typealias Automatic = @Sendable (ProtectionSpace) throws -> (Credential, ChallengeTrace.Responder)?
+
+    /// Failed attempts before the response is delivered without asking again.
+    let maximumFailures: Int
+    /// Whether Basic may be sent where it can be read on the wire.
+    let allowsCleartextPasswords: Bool
+    let task: SessionTask?
+
+    private var failures: [ProtectionSpace: Int] = [:]
+    private var lastTried: [ProtectionSpace: Credential] = [:]
+    private var automaticTried: Set<ProtectionSpace> = []
+    private var pending: Attempt?
+    /// The attempt the last challenged response turned down.
+    private(set) var lastFailure: Attempt?
+    private var offered: [ProtectionSpace] = []
+    private var position = 0
+    private var failureResponse: HTTPResponse?
+    /// Every challenge answered so far, oldest first (drained by the session for its observer).
+    private(set) var traces: [ChallengeTrace] = []
+
+    init(maximumFailures: Int, allowsCleartextPasswords: Bool, task: SessionTask?) {
+        self.maximumFailures = maximumFailures
+        self.allowsCleartextPasswords = allowsCleartextPasswords
+        self.task = task
+    }
+
+    /// `previousFailureCount` counts per server and realm, across schemes.
+    private static func failureKey(_ space: ProtectionSpace) -> ProtectionSpace {
+        space.with(realm: space.realm, method: .default)
+    }
+
+    /// The request goes out with `attempt` already in it (preemptive authentication).
+    mutating func sending(preemptive attempt: Attempt) {
+        pending = attempt
+        traces.append(
+            ChallengeTrace(
+                protectionSpace: attempt.space,
+                previousFailureCount: failures[Self.failureKey(attempt.space)] ?? 0,
+                responder: .preemptive,
+                disposition: .useCredential,
+                user: attempt.credential.user
+            )
+        )
+    }
+
+    /// Removes and returns the traces collected so far.
+    mutating func drainTraces() -> [ChallengeTrace] {
+        defer { traces = [] }
+        return traces
+    }
+
+    /// A response arrived for the request last sent. `challenged` is true for the status that
+    /// carries challenges here (401 from a server, 407 from a proxy); `spaces` are the protection
+    /// spaces it offered, strongest first.
+    mutating func received(
+        _ response: HTTPResponse,
+        challenged: Bool,
+        spaces: [ProtectionSpace],
+        automatic: Automatic
+    ) throws -> Step {
+        let attempt = pending
+        pending = nil
+        lastFailure = nil
+        guard challenged else { return .deliver(succeeded: attempt) }
+        if let attempt {
+            failures[Self.failureKey(attempt.space), default: 0] += 1
+            lastFailure = attempt
+        }
+        offered = spaces
+        position = 0
+        failureResponse = response
+        return try next(automatic: automatic)
+    }
+
+    /// The answer to the challenge of the last `.ask` step.
+    mutating func answered(
+        _ disposition: AuthChallengeDisposition,
+        _ credential: Credential?,
+        by responder: ChallengeTrace.Responder,
+        for challenge: AuthenticationChallenge,
+        automatic: Automatic
+    ) throws -> Step {
+        let space = challenge.protectionSpace
+        traces.append(
+            ChallengeTrace(
+                protectionSpace: space,
+                previousFailureCount: challenge.previousFailureCount,
+                responder: responder,
+                disposition: disposition,
+                user: disposition == .useCredential ? credential?.user : nil
+            )
+        )
+        switch disposition {
+        case .useCredential:
+            guard let credential else { return .deliver(succeeded: nil) }
+            return try apply(credential, for: space, responder: responder)
+        case .performDefaultHandling:
+            guard let proposed = challenge.proposedCredential, lastTried[Self.failureKey(space)] != proposed,
+                canSend(proposed, for: space)
+            else {
+                return .deliver(succeeded: nil)
+            }
+            return try apply(proposed, for: space, responder: .defaultHandling)
+        case .cancelAuthenticationChallenge:
+            return .fail(SesameError(.authenticationCancelled, "the challenge for \(space) was cancelled"))
+        case .rejectProtectionSpace:
+            position += 1
+            return try next(automatic: automatic)
+        }
+    }
+
+    /// Looks at the offered space at `position`: a credential found without asking, a question for
+    /// the delegates, or delivery when the failure limit is reached or nothing is left.
+    private mutating func next(automatic: Automatic) throws -> Step {
+        guard position < offered.count else { return .deliver(succeeded: nil) }
+        let space = offered[position]
+        let key = Self.failureKey(space)
+        let count = failures[key] ?? 0
+        guard count < maximumFailures else {
+            traces.append(
+                ChallengeTrace(
+                    protectionSpace: space,
+                    previousFailureCount: count,
+                    responder: .failureLimit,
+                    disposition: .cancelAuthenticationChallenge,
+                    user: nil
+                )
+            )
+            return .deliver(succeeded: nil)
+        }
+        let found = try automatic(space)
+        if count == 0, let (credential, source) = found, !automaticTried.contains(key),
+            canSend(credential, for: space)
+        {
+            automaticTried.insert(key)
+            traces.append(
+                ChallengeTrace(
+                    protectionSpace: space,
+                    previousFailureCount: count,
+                    responder: source,
+                    disposition: .useCredential,
+                    user: credential.user
+                )
+            )
+            return try apply(credential, for: space, responder: source)
+        }
+        let challenge = AuthenticationChallenge(
+            protectionSpace: space,
+            proposedCredential: lastTried[key] ?? found?.0,
+            previousFailureCount: count,
+            failureResponse: failureResponse,
+            error: nil,
+            task: task
+        )
+        return .ask(challenge)
+    }
+
+    private func canSend(_ credential: Credential, for space: ProtectionSpace) -> Bool {
+        credential.hasPassword && (space.receivesCredentialSecurely || allowsCleartextPasswords)
+    }
+
+    private mutating func apply(
+        _ credential: Credential,
+        for space: ProtectionSpace,
+        responder: ChallengeTrace.Responder
+    ) throws -> Step {
+        guard let user = credential.user, let password = credential.password else {
+            return .fail(
+                SesameError(.unsupportedCredential, "\(space) needs a user and password, not \(credential)")
+            )
+        }
+        guard space.receivesCredentialSecurely || allowsCleartextPasswords else {
+            return .fail(
+                SesameError(
+                    .cleartextCredentialRefused,
+                    "\(space) would send the password readable on the wire; use https, or allow cleartext passwords in the configuration"
+                )
+            )
+        }
+        let authorization: String
+        switch space.authenticationMethod {
+        case .httpBasic:
+            authorization = try BasicAuthentication.authorization(user: user, password: password)
+        default:
+            return .fail(
+                SesameError(
+                    .unsupportedCredential,
+                    "Sesame cannot answer \(space.authenticationMethod) challenges with a password"
+                )
+            )
+        }
+        let attempt = Attempt(space: space, credential: credential, responder: responder, authorization: authorization)
+        lastTried[Self.failureKey(space)] = credential
+        pending = attempt
+        return .retry(attempt)
+    }
+}

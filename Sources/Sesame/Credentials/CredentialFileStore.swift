@@ -1,0 +1,117 @@
+import Foundation
+
+/// The file behind `.permanent` credentials (DESIGN section 6): a versioned JSON document, mode
+/// 0600 in a 0700 directory, replaced atomically (temporary file, fsync, rename) while an advisory
+/// lock on `<file>.lock` is held, so writers in several processes take turns and each sees the
+/// others' entries. A file Sesame cannot read is an error naming it, and is never overwritten.
+///
+/// Passwords are stored as written, protected by the file's permissions (as `.netrc` and curl's
+/// files are); there is no keyring on a headless Linux machine to hand them to.
+struct CredentialFileStore: Sendable {
+    static let format = "sesame-credential-store"
+    static let version = 1
+
+    struct Entry: Codable, Equatable, Sendable {
+        var space: ProtectionSpace
+        var user: String
+        var password: String
+        var isDefault: Bool
+    }
+
+    struct Document: Codable, Sendable {
+        var format: String
+        var version: Int
+        var entries: [Entry]
+    }
+
+    let path: String
+    var lockPath: String { path + ".lock" }
+
+    /// The default location: `$XDG_DATA_HOME/sesame/credentials.json`, else
+    /// `~/.local/share/sesame/credentials.json`.
+    static var defaultPath: String {
+        let environment = ProcessInfo.processInfo.environment
+        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") {
+            return "\(data)/sesame/credentials.json"
+        }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return "\(home)/.local/share/sesame/credentials.json"
+    }
+
+    /// The entries on disk (none when the file does not exist yet).
+    func read() throws(SesameError) -> [Entry] {
+        let bytes: [UInt8]?
+        do {
+            bytes = try PosixFile.read(path)
+        } catch {
+            throw SesameError(.credentialStoreFailed, "credential store \(error.description)")
+        }
+        guard let bytes else { return [] }
+        return try decode(bytes)
+    }
+
+    /// Applies `change` to the entries under the lock and writes the result; returns it.
+    @discardableResult
+    func modify(_ change: (inout [Entry]) throws -> Void) throws -> [Entry] {
+        do {
+            try PosixFile.makeDirectories((path as NSString).deletingLastPathComponent, mode: 0o700)
+            let lock = try FileLock(path: lockPath)
+            var entries = try read()
+            try change(&entries)
+            let document = Document(format: Self.format, version: Self.version, entries: entries)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            try PosixFile.replace(path, with: Array(try encoder.encode(document)) + [0x0A], mode: 0o600)
+            lock.unlock()
+            return entries
+        } catch let error as PosixFileError {
+            throw SesameError(.credentialStoreFailed, "credential store \(error.description)")
+        }
+    }
+
+    private func decode(_ bytes: [UInt8]) throws(SesameError) -> [Entry] {
+        struct Header: Decodable {
+            var format: String?
+            var version: Int?
+        }
+        let data = Data(bytes)
+        guard let header = try? JSONDecoder().decode(Header.self, from: data) else {
+            throw SesameError(
+                .credentialStoreCorrupt,
+                "'\(path)' is not a Sesame credential store (not JSON); left as it is"
+            )
+        }
+        guard header.format == Self.format, let version = header.version else {
+            throw SesameError(
+                .credentialStoreCorrupt,
+                "'\(path)' is not a Sesame credential store (no format/version); left as it is"
+            )
+        }
+        guard version <= Self.version else {
+            throw SesameError(
+                .credentialStoreCorrupt,
+                "'\(path)' has format version \(version), newer than this Sesame reads (\(Self.version)); left as it is"
+            )
+        }
+        do {
+            return try JSONDecoder().decode(Document.self, from: data).entries
+        } catch {
+            throw SesameError(
+                .credentialStoreCorrupt,
+                "'\(path)' has a malformed entry (\(Self.explain(error))); left as it is"
+            )
+        }
+    }
+
+    private static func explain(_ error: any Error) -> String {
+        guard let error = error as? DecodingError else { return "\(error)" }
+        switch error {
+        case .dataCorrupted(let context), .keyNotFound(_, let context), .typeMismatch(_, let context),
+            .valueNotFound(_, let context):
+            let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+            return "at \(path.isEmpty ? "top level" : path): \(context.debugDescription)"
+        @unknown default:
+            return "\(error)"
+        }
+    }
+}

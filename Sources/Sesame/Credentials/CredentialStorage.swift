@@ -1,0 +1,206 @@
+import Foundation
+
+/// Where credentials are kept between challenges (`URLCredentialStorage`).
+///
+/// `.forSession` credentials live in memory; `.permanent` password credentials are written to the
+/// storage's credential file (DESIGN section 6) when it has one, so other processes and later runs
+/// find them. `.none` credentials are never stored. Client identities and trust are never written
+/// to disk. Methods that touch the file throw when it cannot be read or written; a corrupt file
+/// is reported (naming it) and left untouched.
+///
+/// ```swift
+/// let storage = try CredentialStorage(fileURL: URL(filePath: "/tmp/creds.json"))
+/// try storage.setDefaultCredential(
+///     Credential(user: "ada", password: "s3cret", persistence: .permanent),
+///     for: ProtectionSpace(host: "api.example", port: 443, protocol: "https", realm: "api",
+///                          authenticationMethod: .httpBasic))
+/// ```
+public final class CredentialStorage: Sendable {
+    /// A change to the storage, as delivered by ``changes``.
+    public struct Change: Sendable, Hashable {
+        public enum Kind: Sendable, Hashable {
+            case added
+            case removed
+            case defaultChanged
+        }
+        public let kind: Kind
+        public let protectionSpace: ProtectionSpace
+        /// The user whose credential changed (for `defaultChanged`, the new default, if any).
+        public let user: String?
+    }
+
+    private struct Memory {
+        var credentials: [ProtectionSpace: [String: Credential]] = [:]
+        var defaults: [ProtectionSpace: String] = [:]
+        var observers: [Int: AsyncStream<Change>.Continuation] = [:]
+        var nextObserver = 0
+    }
+
+    private let memory = LockedValue(Memory())
+    private let file: CredentialFileStore?
+
+    /// The process-wide storage, with its file at `$XDG_DATA_HOME/sesame/credentials.json` (or
+    /// `~/.local/share/sesame/credentials.json`). The file is only created when a `.permanent`
+    /// credential is stored.
+    public static let shared = CredentialStorage(path: CredentialFileStore.defaultPath)
+
+    /// A storage with nothing on disk: `.permanent` credentials are kept in memory like
+    /// `.forSession` ones (for ephemeral sessions and tests).
+    public init() { file = nil }
+
+    /// A storage whose `.permanent` credentials live in `fileURL` (created on first write).
+    public convenience init(fileURL: URL) { self.init(path: fileURL.path) }
+
+    init(path: String) { file = CredentialFileStore(path: path) }
+
+    /// The credential file, when the storage has one.
+    public var fileURL: URL? { file.map { URL(fileURLWithPath: $0.path) } }
+
+    // MARK: - Reading
+
+    /// The credentials for `space`, by user name.
+    public func credentials(for space: ProtectionSpace) throws -> [String: Credential] {
+        var result = try permanentCredentials()[space] ?? [:]
+        memory.withLock { memory in
+            for (user, credential) in memory.credentials[space] ?? [:] { result[user] = credential }
+        }
+        return result
+    }
+
+    /// Every stored credential, by protection space and then by user name.
+    public var allCredentials: [ProtectionSpace: [String: Credential]] {
+        get throws {
+            var result = try permanentCredentials()
+            memory.withLock { memory in
+                for (space, credentials) in memory.credentials {
+                    result[space, default: [:]].merge(credentials) { _, session in session }
+                }
+            }
+            return result
+        }
+    }
+
+    /// The credential used for `space` when no one chooses: the one set as default, else the only
+    /// one stored for the space.
+    public func defaultCredential(for space: ProtectionSpace) throws -> Credential? {
+        let entries = try file?.read() ?? []
+        let (sessionDefault, sessionCredentials) = memory.withLock { memory in
+            (memory.defaults[space], memory.credentials[space] ?? [:])
+        }
+        if let user = sessionDefault, let credential = sessionCredentials[user] { return credential }
+        let permanent = entries.filter { $0.space == space }
+        if let entry = permanent.first(where: \.isDefault) { return Self.credential(entry) }
+        let all = Dictionary(permanent.map { ($0.user, Self.credential($0)) }) { first, _ in first }
+            .merging(sessionCredentials) { _, session in session }
+        return all.count == 1 ? all.first?.value : nil
+    }
+
+    // MARK: - Writing
+
+    /// Stores `credential` for `space` according to its persistence (`.none`: nothing is stored).
+    public func set(_ credential: Credential, for space: ProtectionSpace) throws {
+        try store(credential, for: space, makeDefault: false)
+    }
+
+    /// Stores `credential` for `space` and makes it the space's default.
+    public func setDefaultCredential(_ credential: Credential, for space: ProtectionSpace) throws {
+        try store(credential, for: space, makeDefault: true)
+    }
+
+    /// Removes the credential with `credential`'s user name (or identity) from `space`, in memory
+    /// and on disk.
+    public func remove(_ credential: Credential, for space: ProtectionSpace) throws {
+        let key = Self.key(credential)
+        if let file, let user = credential.user {
+            var removed = false
+            try file.modify { entries in
+                let before = entries.count
+                entries.removeAll { $0.space == space && $0.user == user }
+                removed = entries.count != before
+            }
+            if removed { notify(Change(kind: .removed, protectionSpace: space, user: user)) }
+        }
+        let removedFromMemory = memory.withLock { memory -> Bool in
+            guard memory.credentials[space]?.removeValue(forKey: key) != nil else { return false }
+            if memory.credentials[space]?.isEmpty == true { memory.credentials[space] = nil }
+            if memory.defaults[space] == key { memory.defaults[space] = nil }
+            return true
+        }
+        if removedFromMemory { notify(Change(kind: .removed, protectionSpace: space, user: credential.user)) }
+    }
+
+    /// Changes as they happen in this process (another process's writes are seen on the next read,
+    /// but not announced). Each access makes a new stream; it ends when the consumer stops.
+    public var changes: AsyncStream<Change> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Change.self, bufferingPolicy: .bufferingNewest(256))
+        let id = memory.withLock { memory -> Int in
+            memory.nextObserver += 1
+            memory.observers[memory.nextObserver] = continuation
+            return memory.nextObserver
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.memory.withLock { $0.observers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    // MARK: - Internal
+
+    private func store(_ credential: Credential, for space: ProtectionSpace, makeDefault: Bool) throws {
+        guard credential.persistence != .none, credential.serverTrust == nil else { return }
+        let key = Self.key(credential)
+        if credential.persistence == .permanent, let file, let user = credential.user {
+            guard let password = credential.password else {
+                throw SesameError(.invalidArgument, "a permanent credential for '\(user)' needs a password")
+            }
+            try file.modify { entries in
+                let isDefault = makeDefault || entries.first { $0.space == space && $0.user == user }?.isDefault == true
+                if makeDefault {
+                    for index in entries.indices where entries[index].space == space {
+                        entries[index].isDefault = false
+                    }
+                }
+                entries.removeAll { $0.space == space && $0.user == user }
+                entries.append(.init(space: space, user: user, password: password, isDefault: isDefault))
+            }
+            // A session copy with the same user would shadow the new permanent one.
+            memory.withLock { memory in
+                if memory.credentials[space]?[key]?.persistence == .forSession {
+                    memory.credentials[space]?[key] = nil
+                }
+                if makeDefault { memory.defaults[space] = nil }
+            }
+        } else {
+            memory.withLock { memory in
+                memory.credentials[space, default: [:]][key] = credential
+                if makeDefault { memory.defaults[space] = key }
+            }
+        }
+        notify(Change(kind: .added, protectionSpace: space, user: credential.user))
+        if makeDefault { notify(Change(kind: .defaultChanged, protectionSpace: space, user: credential.user)) }
+    }
+
+    private func permanentCredentials() throws -> [ProtectionSpace: [String: Credential]] {
+        var result: [ProtectionSpace: [String: Credential]] = [:]
+        for entry in try file?.read() ?? [] { result[entry.space, default: [:]][entry.user] = Self.credential(entry) }
+        return result
+    }
+
+    private func notify(_ change: Change) {
+        let observers = memory.withLock { Array($0.observers.values) }
+        for observer in observers { observer.yield(change) }
+    }
+
+    private static func credential(_ entry: CredentialFileStore.Entry) -> Credential {
+        Credential(user: entry.user, password: entry.password, persistence: .permanent)
+    }
+
+    /// Credentials are keyed by user name (identities by their certificate's fingerprint).
+    private static func key(_ credential: Credential) -> String {
+        if let user = credential.user { return user }
+        if let identity = credential.identity {
+            return "identity:" + identity.certificate.sha256Fingerprint.base64EncodedString()
+        }
+        return "trust"
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+
+/// Whole-file reads and durable replacement with plain system calls: no Foundation file readers
+/// (they leak under LeakSanitizer on empty files) and every error keeps its errno.
+enum PosixFile {
+    /// The file's bytes, or nil when it does not exist.
+    static func read(_ path: String) throws(PosixFileError) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT { return nil }
+            throw PosixFileError(operation: "open", path: path, code: errno)
+        }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress, $0.count) }
+            if count == 0 { return bytes }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw PosixFileError(operation: "read", path: path, code: errno)
+            }
+            bytes += chunk[0..<count]
+        }
+    }
+
+    /// Replaces `path` with `bytes` atomically and durably: a temporary file beside it (mode
+    /// `mode`), written and fsynced, renamed over the old one, then the directory fsynced. A crash
+    /// at any point leaves either the old file or the new one.
+    static func replace(_ path: String, with bytes: [UInt8], mode: mode_t) throws(PosixFileError) {
+        let directory = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        let temporary = "\(directory)/.\(name).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw PosixFileError(operation: "create", path: temporary, code: errno) }
+        var written = 0
+        while written < bytes.count {
+            let count = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, bytes.count - written) }  // safe: count > 0
+            if count < 0 {
+                if errno == EINTR { continue }
+                let code = errno
+                close(fd)
+                unlink(temporary)
+                throw PosixFileError(operation: "write", path: temporary, code: code)
+            }
+            written += count
+        }
+        guard fchmod(fd, mode) == 0, fsync(fd) == 0 else {
+            let code = errno
+            close(fd)
+            unlink(temporary)
+            throw PosixFileError(operation: "fsync", path: temporary, code: code)
+        }
+        close(fd)
+        guard rename(temporary, path) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw PosixFileError(operation: "rename", path: path, code: code)
+        }
+        let directoryFD = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directoryFD >= 0 {
+            _ = fsync(directoryFD)
+            close(directoryFD)
+        }
+    }
+
+    /// Creates `path` and its missing parents with `mode` (existing directories are left alone).
+    static func makeDirectories(_ path: String, mode: mode_t) throws(PosixFileError) {
+        var built = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            built += "/" + component
+            if mkdir(built, mode) != 0, errno != EEXIST {
+                throw PosixFileError(operation: "mkdir", path: built, code: errno)
+            }
+        }
+    }
+}
+
+/// A failed system call on a file.
+struct PosixFileError: Error {
+    let operation: String
+    let path: String
+    let code: Int32
+
+    var description: String { "\(operation) '\(path)': \(errnoText(code))" }
+}
+
+/// An exclusive advisory lock (`flock`) on a lock file, held until ``unlock()``. Several processes
+/// (and several threads, each with its own descriptor) take turns.
+struct FileLock: ~Copyable {
+    private let fd: Int32
+
+    init(path: String) throws(PosixFileError) {
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw PosixFileError(operation: "open lock file", path: path, code: errno) }
+        while flock(fd, LOCK_EX) != 0 {
+            guard errno == EINTR else {
+                let code = errno
+                close(fd)
+                throw PosixFileError(operation: "lock", path: path, code: code)
+            }
+        }
+        self.fd = fd
+    }
+
+    consuming func unlock() {
+        flock(fd, LOCK_UN)
+        close(fd)
+        discard self
+    }
+
+    deinit {
+        flock(fd, LOCK_UN)
+        close(fd)
+    }
+}

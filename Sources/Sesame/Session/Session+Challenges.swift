@@ -1,0 +1,195 @@
+import Foundation
+
+extension Session {
+    /// A credential for `space` found without asking: the request URL's user info, the storage's
+    /// default (for the exact space, then for the realm under another password scheme, then one
+    /// stored for any realm of the server), then `.netrc` when enabled.
+    func automaticCredential(
+        for space: ProtectionSpace,
+        url: URL
+    ) throws -> (Credential, ChallengeTrace.Responder)? {
+        if !space.isProxy, let user = url.user(percentEncoded: false),
+            let password = url.password(percentEncoded: false)
+        {
+            return (Credential(user: user, password: password, persistence: .forSession), .urlUserInfo)
+        }
+        if let storage = configuration.credentialStorage {
+            var candidates = [space]
+            if space.authenticationMethod.usesPassword {
+                candidates += [AuthenticationMethod.httpDigest, .httpBasic, .default]
+                    .filter { $0 != space.authenticationMethod }
+                    .map { space.with(realm: space.realm, method: $0) }
+                if space.realm != nil { candidates.append(space.with(realm: nil, method: .default)) }
+            }
+            for candidate in candidates {
+                if let credential = try storage.defaultCredential(for: candidate) { return (credential, .storage) }
+            }
+        }
+        if configuration.usesNetrc, !space.isProxy, space.authenticationMethod.usesPassword,
+            let netrc = try Netrc.load(configuration.netrcFile ?? Netrc.defaultURL),
+            let entry = netrc.entry(for: space.host), let login = entry.login, let password = entry.password
+        {
+            return (Credential(user: login, password: password, persistence: .forSession), .netrc)
+        }
+        return nil
+    }
+
+    /// Asks the delegates about `challenge` (task delegate first, then the session's; the session's
+    /// first for session-wide methods) and tells who answered.
+    func ask(
+        _ challenge: AuthenticationChallenge
+    ) async -> (AuthChallengeDisposition, Credential?, ChallengeTrace.Responder) {
+        let task = challenge.task
+        let sessionWide = challenge.protectionSpace.authenticationMethod.isSessionWide
+        // Who would answer after each forward by a default implementation, in order.
+        let hasTaskDelegate = task?.delegate != nil && task?.delegate !== delegate
+        var chain: [ChallengeTrace.Responder] = []
+        if sessionWide {
+            if delegate != nil { chain.append(.sessionDelegate) }
+            if task != nil {
+                if hasTaskDelegate { chain.append(.taskDelegate) }
+                if delegate != nil { chain.append(.sessionDelegate) }
+            }
+        } else {
+            if hasTaskDelegate { chain.append(.taskDelegate) }
+            if delegate != nil { chain += [.sessionDelegate, .sessionDelegate] }
+        }
+        let answer: (AuthChallengeDisposition, Credential?)
+        if sessionWide, let delegate {
+            answer = await offLoop { await delegate.session(self, didReceive: challenge) }
+        } else if let task, let first = task.delegate ?? delegate {
+            answer = await offLoop { await first.session(self, task: task, didReceive: challenge) }
+        } else {
+            return (.performDefaultHandling, nil, .defaultHandling)
+        }
+        // The first answer counts, whether it came through the sender, the handler or the return.
+        challenge.answer.resolve(answer.0, answer.1)
+        let (disposition, credential) = await challenge.answer.value()
+        let hops = challenge.forwardCount
+        return (disposition, credential, hops < chain.count ? chain[hops] : .defaultHandling)
+    }
+
+    /// A credential worked: keep it per its persistence, and send it preemptively from now on.
+    func remember(_ attempt: ChallengeResolver.Attempt, for url: URL) {
+        guard attempt.responder != .preemptive else { return }
+        preemptive.record(attempt, for: url)
+        guard let storage = configuration.credentialStorage, attempt.credential.persistence != .none,
+            attempt.responder != .storage
+        else { return }
+        do {
+            let hasDefault = try storage.defaultCredential(for: attempt.space) != nil
+            if hasDefault {
+                try storage.set(attempt.credential, for: attempt.space)
+            } else {
+                try storage.setDefaultCredential(attempt.credential, for: attempt.space)
+            }
+        } catch {
+            let failure = error as? SesameError ?? SesameError(.credentialStoreFailed, "\(error)")
+            configuration.eventObserver?(.credentialNotStored(attempt.space, failure))
+        }
+    }
+
+    /// Handshake hooks that turn TLS decisions into server-trust and client-certificate challenges
+    /// for the session delegate.
+    static func challengeHooks(for reference: SessionReference) -> TLSHandshakeHooks {
+        TLSHandshakeHooks(
+            serverTrust: { trust in
+                guard let session = reference.session else { return trust.evaluate().isTrusted }
+                return try await session.decideTrust(trust)
+            },
+            clientCertificate: { request in
+                guard let session = reference.session else { return nil }
+                return try await session.chooseIdentity(request)
+            }
+        )
+    }
+
+    private func decideTrust(_ trust: ServerTrust) async throws -> Bool {
+        let space = ProtectionSpace(
+            host: trust.host,
+            port: trust.port,
+            protocol: "https",
+            realm: nil,
+            authenticationMethod: .serverTrust,
+            isProxy: false,
+            proxyType: nil,
+            serverTrust: trust
+        )
+        let (disposition, credential) = try await handshakeChallenge(space)
+        switch disposition {
+        case .useCredential:
+            guard let credential else { return false }
+            guard let accepted = credential.serverTrust else {
+                throw SesameError(
+                    .unsupportedCredential,
+                    "the server-trust challenge for \(trust.host) was answered with \(credential); answer it with Credential(trust:) or .performDefaultHandling"
+                )
+            }
+            // Accept only the trust this handshake presented.
+            return accepted.peerChain == trust.peerChain
+        case .performDefaultHandling, .rejectProtectionSpace:
+            return trust.evaluate().isTrusted
+        case .cancelAuthenticationChallenge:
+            throw SesameError(.authenticationCancelled, "the server-trust challenge for \(trust.host) was cancelled")
+        }
+    }
+
+    private func chooseIdentity(_ request: ClientCertificateRequest) async throws -> Identity? {
+        let space = ProtectionSpace(
+            host: request.host,
+            port: request.port,
+            protocol: "https",
+            realm: nil,
+            authenticationMethod: .clientCertificate,
+            isProxy: false,
+            proxyType: nil,
+            distinguishedNames: request.acceptableIssuers
+        )
+        let (disposition, credential) = try await handshakeChallenge(space)
+        switch disposition {
+        case .useCredential: return credential?.identity
+        case .performDefaultHandling, .rejectProtectionSpace: return nil
+        case .cancelAuthenticationChallenge:
+            throw SesameError(
+                .authenticationCancelled,
+                "the client-certificate challenge for \(request.host) was cancelled"
+            )
+        }
+    }
+
+    private func handshakeChallenge(_ space: ProtectionSpace) async throws -> (AuthChallengeDisposition, Credential?) {
+        let challenge = AuthenticationChallenge(
+            protectionSpace: space,
+            proposedCredential: nil,
+            previousFailureCount: 0,
+            failureResponse: nil,
+            error: nil,
+            task: nil
+        )
+        let (disposition, credential, responder) = await ask(challenge)
+        if let observer = configuration.eventObserver {
+            let trace = ChallengeTrace(
+                protectionSpace: space,
+                previousFailureCount: 0,
+                responder: responder,
+                disposition: disposition,
+                user: nil
+            )
+            loop.execute { observer(.challenge(trace)) }
+        }
+        return (disposition, credential)
+    }
+}
+
+/// A weak reference to a session, for closures made before the session exists (its handshake
+/// hooks).
+final class SessionReference: Sendable {
+    private let reference = LockedValue<WeakSession>(WeakSession())
+
+    private struct WeakSession {
+        weak var session: Session?
+    }
+
+    var session: Session? { reference.withLock { $0.session } }
+    func set(_ session: Session) { reference.withLock { $0.session = session } }
+}
