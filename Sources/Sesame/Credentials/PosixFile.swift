@@ -35,7 +35,9 @@ enum PosixFile {
         guard fd >= 0 else { throw PosixFileError(operation: "create", path: temporary, code: errno) }
         var written = 0
         while written < bytes.count {
-            let count = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, bytes.count - written) }  // safe: count > 0
+            let count = bytes.withUnsafeBytes { buffer in
+                write(fd, buffer.baseAddress.map { $0 + written }, bytes.count - written)
+            }
             if count < 0 {
                 if errno == EINTR { continue }
                 let code = errno
