@@ -76,14 +76,17 @@ public enum AuthChallengeParser {
             return String(decoding: bytes[start..<end], as: UTF8.self)
         }
 
-        /// True when an auth-param (`token BWS "="` not followed by another "=") starts here.
+        /// True when an auth-param (`token BWS "=" BWS value`) starts here; `realm=` alone, like
+        /// `abc==`, is a token68.
         func startsParameter() -> Bool {
             var probe = self
             guard probe.token() != nil else { return false }
             probe.skipWhitespace()
             guard probe.current == UInt8(ascii: "=") else { return false }
             probe.index += 1
-            return probe.current != UInt8(ascii: "=")
+            probe.skipWhitespace()
+            guard let next = probe.current else { return false }
+            return next != UInt8(ascii: "=") && next != UInt8(ascii: ",")
         }
 
         mutating func quotedString() -> String? {

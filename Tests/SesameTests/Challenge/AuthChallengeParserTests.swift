@@ -1,0 +1,65 @@
+import Testing
+
+@testable import Sesame
+
+@Suite struct AuthChallengeParserTests {
+    private func parse(_ fields: String...) -> AuthChallengeParser.Result { AuthChallengeParser.parse(fields) }
+
+    @Test func aSingleBasicChallenge() throws {
+        let result = parse("Basic realm=\"Peers Basic\"")
+        #expect(result.problems.isEmpty)
+        let challenge = try #require(result.challenges.first)
+        #expect(challenge.method == .httpBasic)
+        #expect(challenge.realm == "Peers Basic")
+    }
+
+    @Test func severalChallengesInOneFieldAndAcrossFields() {
+        let result = parse(
+            "Newauth realm=\"apps\", type=1, title=\"Login to \\\"apps\\\"\", Basic realm=\"simple\"",
+            "Bearer, Negotiate abc+/def==, Digest realm=\"d\", nonce=\"n\", qop=\"auth,auth-int\""
+        )
+        #expect(result.problems.isEmpty)
+        #expect(result.challenges.map(\.scheme) == ["Newauth", "Basic", "Bearer", "Negotiate", "Digest"])
+        #expect(result.challenges[0].parameter("title") == "Login to \"apps\"")
+        #expect(result.challenges[0].parameter("TYPE") == "1")
+        #expect(result.challenges[3].token68 == "abc+/def==")
+        #expect(result.challenges[4].parameter("qop") == "auth,auth-int")
+    }
+
+    @Test func namesAreCaseInsensitiveAndEmptyElementsIgnored() {
+        let result = parse(", ,BASIC REALM=\"x\" ,, ,")
+        #expect(result.challenges.count == 1)
+        #expect(result.challenges.first?.method == .httpBasic)
+        #expect(result.challenges.first?.realm == "x")
+    }
+
+    @Test(arguments: [
+        ("Basic realm=\"a\", realm=\"b\"", 0),  // duplicate parameter: dropped
+        ("Basic realm=\"unterminated", 0),
+        ("Basic realm=", 1),  // "realm=" is a token68
+        ("=Basic", 0),
+        ("Basic realm=\"a\" junk, Bearer", 1),
+        ("Basic realm=\"line\nbreak\"", 0),
+        ("Basic realm=\"ok\", Bearer realm=\"x\", Bearer realm=\"y\"", 3),
+    ])
+    func hostileAndOddFieldsNeverCrashAndKeepWhatIsValid(field: String, expected: Int) {
+        #expect(parse(field).challenges.count == expected)
+    }
+
+    @Test func sizesAreBounded() {
+        let many = Array(repeating: "Bearer realm=\"x\"", count: 100).joined(separator: ", ")
+        let result = parse(many)
+        #expect(result.challenges.count == AuthChallengeParser.maximumChallenges)
+        #expect(!result.problems.isEmpty)
+        let huge = parse("Basic realm=\"" + String(repeating: "a", count: 100_000) + "\"")
+        #expect(huge.challenges.isEmpty)
+    }
+
+    @Test func unknownSchemesBecomeMethodsOfTheirOwn() {
+        let method = AuthenticationMethod.httpScheme("Bearer")
+        #expect(method.schemeName == "bearer")
+        #expect(method != .httpBasic)
+        #expect(AuthenticationMethod.httpScheme("dIgEsT") == .httpDigest)
+        #expect(AuthenticationMethod.httpScheme("NTLM").isSessionWide)
+    }
+}
