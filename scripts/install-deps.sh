@@ -1,11 +1,26 @@
 #!/usr/bin/env bash
 # Installs what building, testing and benchmarking Sesame needs on a fresh Debian 12 machine with
 # the Swift toolchain: OpenSSL 3 and zlib headers, pkg-config, the openssl CLI and nginx (test
-# peers), curl and libcurl (benchmark baselines), and the CA bundle. Idempotent: does nothing when
-# everything is present.
+# peers), curl and libcurl (benchmark baselines), the CA bundle, and httpbin under gunicorn in a
+# Python virtual environment at .build/peers/httpbin-venv (a test peer). Idempotent: does nothing
+# when everything is present.
 set -euo pipefail
 
-packages=(libssl-dev zlib1g-dev pkg-config openssl ca-certificates nginx curl libcurl4-openssl-dev)
+root="$(cd "$(dirname "$0")/.." && pwd)"
+venv="$root/.build/peers/httpbin-venv"
+
+install_httpbin() {
+    if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import httpbin, gunicorn' 2>/dev/null; then
+        return
+    fi
+    echo "install-deps: installing httpbin and gunicorn into $venv" >&2
+    rm -rf "$venv"
+    mkdir -p "$(dirname "$venv")"
+    /usr/bin/python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check 'httpbin==0.10.4' 'gunicorn>=21,<24'
+}
+
+packages=(libssl-dev zlib1g-dev pkg-config openssl ca-certificates nginx curl libcurl4-openssl-dev python3 python3-venv)
 missing=()
 for package in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
@@ -13,6 +28,7 @@ for package in "${packages[@]}"; do
     fi
 done
 if [ ${#missing[@]} -eq 0 ]; then
+    install_httpbin
     exit 0
 fi
 
@@ -31,3 +47,4 @@ cleanup() { if [ "$created_policy" = true ]; then "${as_root[@]}" rm -f /usr/sbi
 trap cleanup EXIT
 "${as_root[@]}" apt-get update -qq
 "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+install_httpbin

@@ -53,9 +53,15 @@ public enum LoopbackPort {
         return (fd, result == 0)
     }
 
-    /// Polls with plain TCP connects until every port accepts, `isAlive` turns false, or 5 s pass.
-    public static func waitUntilListening(_ ports: [Int], isAlive: () -> Bool = { true }) async -> Bool {
-        for _ in 0..<200 {
+    /// Polls with plain TCP connects until every port accepts, `isAlive` turns false, or `timeout`
+    /// passes.
+    public static func waitUntilListening(
+        _ ports: [Int],
+        timeout: Duration = .seconds(5),
+        isAlive: () -> Bool = { true }
+    ) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
             guard isAlive() else { return false }
             let ready = ports.allSatisfy { port in
                 let (fd, connected) = connect(to: port)

@@ -25,6 +25,11 @@ public final class NginxServer: Sendable {
 
     /// Starts nginx (Debian package `nginx`) on two free loopback ports.
     /// - Throws: naming the missing package when nginx is not installed.
+    /// The realm of `/basic/`.
+    public static let basicRealm = "Sesame Basic"
+    /// The users `/basic/` accepts, by name.
+    public static let basicUsers = ["user": "passwd", "test": "123£"]
+
     public init(pki: TestPKI) async throws {
         let nginx = "/usr/sbin/nginx"
         guard FileManager.default.isExecutableFile(atPath: nginx) else {
@@ -44,6 +49,11 @@ public final class NginxServer: Sendable {
         let leaf = try pki.leaf()
         let (certificate, key) = try leaf.write(to: prefix, name: "server")
         chmod(key, 0o644)
+        // Basic users for /basic/ (nginx compares the raw bytes, so the UTF-8 password works).
+        let htpasswd = prefix.appendingPathComponent("htpasswd")
+        let users = Self.basicUsers.map { "\($0.key):{PLAIN}\($0.value)" }.sorted().joined(separator: "\n")
+        try Data((users + "\n").utf8).write(to: htpasswd)
+        chmod(htpasswd.path, 0o644)
 
         var lastError: (any Error)? = nil
         for _ in 0..<5 {
@@ -84,6 +94,23 @@ public final class NginxServer: Sendable {
                         location = /to-other-port { return 307 http://localhost:\(http)/echo; }
                         location = /to-https { return 307 https://localhost:\(https)/echo; }
                         location = /missing-page { return 404; }
+                        # auth_basic runs in the access phase, after `return`: answer through a
+                        # named location so the check happens.
+                        location /basic/ {
+                            auth_basic "\(Self.basicRealm)";
+                            auth_basic_user_file \(htpasswd.path);
+                            try_files /.none @basic_ok;
+                        }
+                        location = /basic/redirect-cross {
+                            auth_basic "\(Self.basicRealm)";
+                            auth_basic_user_file \(htpasswd.path);
+                            try_files /.none @basic_redirect_cross;
+                        }
+                        location @basic_ok {
+                            default_type text/plain;
+                            return 200 "basic ok user=$remote_user";
+                        }
+                        location @basic_redirect_cross { return 302 http://127.0.0.1:\(http)/echo; }
                     }
                 }
                 """

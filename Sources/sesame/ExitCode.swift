@@ -23,6 +23,8 @@ enum ExitCode: Int32 {
             self = .serverTrust
         case .clientCertificateRequired, .clientCertificateRejected:
             self = .clientCertificate
+        case .authenticationCancelled, .cleartextCredentialRefused, .unsupportedCredential:
+            self = .authentication
         case .protocolError, .tlsProtocolError, .tooManyRedirects:
             self = .protocolError
         case .unsupportedURL, .invalidArgument:

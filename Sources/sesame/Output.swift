@@ -12,6 +12,7 @@ enum Output {
 enum Usage {
     static let text = """
         usage: sesame [fetch] URL [options]      one HTTP(S) request, curl's option names
+               sesame credentials list | add | remove | default [URL -u USER[:PASS] --realm R]
                sesame demo [--step NAME] [--list]
                sesame --version | --help
 
@@ -35,7 +36,27 @@ enum Usage {
               --capath DIR           trust only the CA certificates in DIR
           -k, --insecure             do NOT check the server's certificate (prints a warning)
           -f, --fail                 no body and exit code 8 when the status is 400 or above
+          -u, --user USER[:PASS]     answer authentication challenges as USER (asks for the password
+                                     on the terminal when PASS is left out); a 401 after the
+                                     credential was tried is exit code 6
+              --basic                send -u as HTTP Basic at once, without waiting for a challenge
+              --anyauth              answer whichever scheme the server offers (the default)
+          -n, --netrc                answer challenges from ~/.netrc (or $NETRC)
+              --netrc-file FILE      answer challenges from FILE
+              --credential-store F   the permanent credential store (default
+                                     $XDG_DATA_HOME/sesame/credentials.json); stored credentials
+                                     answer challenges without -u
+              --save-credentials     keep -u in the store once the server accepted it
+        Basic credentials go over plain http only when typed with -u for an http URL (a warning is
+        printed); stored and .netrc credentials are only ever sent over https.
         A progress bar is drawn on stderr for -o downloads when stderr is a terminal.
+
+        credentials (the permanent store; passwords are never printed):
+          list                       every stored credential: server, realm, scheme, user, default
+          add URL -u USER[:PASS] [--realm R] [--method basic|digest|any] [--default]
+          remove URL -u USER [--realm R] [--method M]
+          default URL -u USER [--realm R] [--method M]
+          (each takes --credential-store FILE; without --realm the credential serves every realm)
 
         demo:
           a tour of Sesame against servers started in this process on loopback with a fresh

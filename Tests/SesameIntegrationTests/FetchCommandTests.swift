@@ -10,44 +10,7 @@ import Testing
         try! TestPKI()  // safe: nothing can be tested without it
     }()
 
-    struct Run {
-        let status: Int32
-        let stdout: String
-        let stderr: String
-    }
-
-    /// Runs the built `sesame` next to this test bundle.
-    func sesame(_ arguments: [String]) throws -> Run {
-        let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        let executable = directory.appendingPathComponent("sesame").path
-        guard FileManager.default.isExecutableFile(atPath: executable) else {
-            throw SesameError(.fileUnreadable, "the sesame executable is not built at \(executable)")
-        }
-        let scratch = try FileManager.default.url(
-            for: .itemReplacementDirectory,
-            in: .userDomainMask,
-            appropriateFor: URL(fileURLWithPath: "/tmp"),
-            create: true
-        )
-        let out = scratch.appendingPathComponent("out").path
-        let err = scratch.appendingPathComponent("err").path
-        // Under AddressSanitizer the child is instrumented too. Its exit-time leak check would
-        // report the configuration still alive at exit(); the library's own leak checking runs in
-        // the test process, so the CLI child runs without it.
-        let child = try ChildProcess(
-            executable: executable,
-            arguments: arguments,
-            environment: ["PATH": "/usr/bin:/bin", "ASAN_OPTIONS": "detect_leaks=0"],
-            logPath: out,
-            errorPath: err
-        )
-        let status = child.wait()
-        return Run(
-            status: status,
-            stdout: readText(out),
-            stderr: readText(err)
-        )
-    }
+    func sesame(_ arguments: [String]) throws -> CLIRun { try runSesame(arguments) }
 
     func server(
         tls: Bool = false,

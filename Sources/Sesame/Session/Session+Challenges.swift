@@ -16,10 +16,15 @@ extension Session {
         if let storage = configuration.credentialStorage {
             var candidates = [space]
             if space.authenticationMethod.usesPassword {
-                candidates += [AuthenticationMethod.httpDigest, .httpBasic, .default]
-                    .filter { $0 != space.authenticationMethod }
-                    .map { space.with(realm: space.realm, method: $0) }
-                if space.realm != nil { candidates.append(space.with(realm: nil, method: .default)) }
+                // A password serves every password scheme of its realm; one stored without a realm
+                // serves every realm of its server.
+                let methods = [space.authenticationMethod, .httpDigest, .httpBasic, .default]
+                for realm in Set([space.realm, nil]).sorted(by: { ($0 == nil ? 1 : 0) < ($1 == nil ? 1 : 0) }) {
+                    for method in methods {
+                        let candidate = space.with(realm: realm, method: method)
+                        if !candidates.contains(candidate) { candidates.append(candidate) }
+                    }
+                }
             }
             for candidate in candidates {
                 if let credential = try storage.defaultCredential(for: candidate) { return (credential, .storage) }

@@ -11,9 +11,18 @@ enum FetchCommand {
             Output.error("\(error)")
             return .usage
         }
-        let configuration: SessionConfiguration
+        var configuration: SessionConfiguration
+        var request = makeRequest(options)
+        let authentication: FetchAuthentication
         do {
             configuration = try makeConfiguration(options)
+            authentication = try FetchAuthentication(options: options)
+            try authentication.apply(to: &configuration, request: &request, options: options)
+            let verbose = options.verbose
+            configuration.eventObserver = { event in
+                authentication.observe(event)
+                if verbose { Verbose.print(event) }
+            }
         } catch let error as SesameError {
             Output.error("\(error)")
             return ExitCode(error) == .usage ? .usage : .serverTrust
@@ -27,7 +36,6 @@ enum FetchCommand {
             )
         }
         let session = Session(configuration: configuration)
-        let request = makeRequest(options)
         let sink: BodySink
         do {
             sink = try BodySink(options: options)
@@ -39,6 +47,10 @@ enum FetchCommand {
         let outcome: (any Error)? = await withCheckedContinuation { continuation in
             delegate.completion = { continuation.resume(returning: $0) }
             session.dataTask(with: request, delegate: delegate).resume()
+        }
+        if outcome == nil, let exit = authentication.finish(finalStatus: delegate.finalStatus, url: request.url) {
+            sink.discard()
+            return exit
         }
         return finish(outcome, options: options, delegate: delegate, sink: sink)
     }
@@ -91,9 +103,6 @@ enum FetchCommand {
         }
         if options.insecure {
             configuration.handshakeHooks.serverTrust = { _ in true }
-        }
-        if options.verbose {
-            configuration.eventObserver = { event in Verbose.print(event) }
         }
         return configuration
     }

@@ -9,6 +9,7 @@ final class FetchDelegate: SessionTaskDelegate, @unchecked Sendable {
     let sink: BodySink
     var completion: ((any Error)?) -> Void = { _ in }
     private(set) var failedStatus: Int?
+    private(set) var finalStatus: Int?
     private var progress: ProgressBar?
 
     init(options: FetchOptions, sink: BodySink) {
@@ -18,6 +19,7 @@ final class FetchDelegate: SessionTaskDelegate, @unchecked Sendable {
 
     func session(_ session: Session, task: SessionTask, didReceive response: HTTPResponse) async -> ResponseDisposition
     {
+        finalStatus = response.status
         if options.failOnHTTPError && response.status >= 400 {
             failedStatus = response.status
             return .cancel

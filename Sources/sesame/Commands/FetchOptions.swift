@@ -21,15 +21,22 @@ struct FetchOptions {
     var caPath: String?
     var insecure = false
     var failOnHTTPError = false
+    var user: UserOption?
+    var basicOnly = false
+    var usesNetrc = false
+    var netrcFile: String?
+    var credentialStore: String?
+    var saveCredentials = false
 
     static let arguments = Arguments(
         valued: [
             "-X", "--request", "-H", "--header", "-d", "--data", "--data-binary", "--data-raw", "-o", "--output",
-            "--max-redirs", "--connect-timeout", "-m", "--max-time", "--cacert", "--capath", "--url",
+            "--max-redirs", "--connect-timeout", "-m", "--max-time", "--cacert", "--capath", "--url", "-u", "--user",
+            "--netrc-file", "--credential-store",
         ],
         switches: [
             "-i", "--include", "-v", "--verbose", "-s", "--silent", "-S", "--show-error", "-L", "--location", "-k",
-            "--insecure", "-f", "--fail",
+            "--insecure", "-f", "--fail", "--basic", "--anyauth", "-n", "--netrc", "--save-credentials",
         ]
     )
 
@@ -63,6 +70,11 @@ struct FetchOptions {
                 case "-m", "--max-time": options.maximumTime = try seconds(value, name)
                 case "--cacert": options.caFile = value
                 case "--capath": options.caPath = value
+                case "-u", "--user": options.user = try UserOption(value)
+                case "--netrc-file":
+                    options.netrcFile = value
+                    options.usesNetrc = true
+                case "--credential-store": options.credentialStore = value
                 default: throw Arguments.UsageError(description: "unknown option \(name)")
                 }
             case .option(let name, nil):
@@ -74,6 +86,10 @@ struct FetchOptions {
                 case "-L", "--location": options.followRedirects = true
                 case "-k", "--insecure": options.insecure = true
                 case "-f", "--fail": options.failOnHTTPError = true
+                case "--basic": options.basicOnly = true
+                case "--anyauth": options.basicOnly = false
+                case "-n", "--netrc": options.usesNetrc = true
+                case "--save-credentials": options.saveCredentials = true
                 default: throw Arguments.UsageError(description: "unknown option \(name)")
                 }
             }
@@ -83,6 +99,9 @@ struct FetchOptions {
             options.data = Array(dataParts.joined(separator: [UInt8(ascii: "&")]))
         }
         guard options.url != nil else { throw Arguments.UsageError(description: "no URL given; see sesame --help") }
+        if options.saveCredentials && options.user == nil {
+            throw Arguments.UsageError(description: "--save-credentials needs -u USER[:PASSWORD]")
+        }
         return options
     }
 

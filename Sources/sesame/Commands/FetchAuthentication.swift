@@ -1,0 +1,103 @@
+import Foundation
+import Sesame
+
+/// `-u`, `--basic`, `--netrc`, `--credential-store` and `--save-credentials` for a fetch: how the
+/// credential is offered, which challenges were answered, and what to save afterwards.
+final class FetchAuthentication: Sendable {
+    let user: String?
+    let password: String?
+    let preemptiveBasic: Bool
+    let storage: CredentialStorage
+    let saves: Bool
+    private let traces = LockedTraces()
+
+    init(options: FetchOptions) throws {
+        user = options.user?.user
+        password = try options.user?.resolvedPassword()
+        preemptiveBasic = options.basicOnly && options.user != nil
+        storage = options.credentialStore.map { CredentialStorage(fileURL: URL(fileURLWithPath: $0)) } ?? .shared
+        saves = options.saveCredentials
+    }
+
+    /// Records a challenge trace (called from the session's event observer).
+    func observe(_ event: SessionEvent) {
+        if case .challenge(let trace) = event { traces.append(trace) }
+    }
+
+    /// Puts the credential where the session finds it: in the URL's user info (used first when a
+    /// challenge comes, before anything stored), or as a Basic header with `--basic`.
+    func apply(to configuration: inout SessionConfiguration, request: inout HTTPRequest, options: FetchOptions) throws {
+        configuration.credentialStorage = storage
+        configuration.usesNetrc = options.usesNetrc
+        configuration.netrcFile = options.netrcFile.map { URL(fileURLWithPath: $0) }
+        guard let user, let password else { return }
+        if request.url.scheme?.lowercased() == "http" {
+            // Typed on the command line for an http URL: the user chose this, as with curl.
+            configuration.allowsCleartextPasswords = true
+            Output.error(
+                "warning: the password for '\(user)' may travel unencrypted to \(request.url.host ?? "the server")"
+            )
+        }
+        if preemptiveBasic {
+            request.headers.add(
+                name: "Authorization",
+                value: try BasicAuthentication.authorization(user: user, password: password)
+            )
+            return
+        }
+        guard var components = URLComponents(url: request.url, resolvingAgainstBaseURL: true) else { return }
+        components.user = user
+        components.password = password
+        if let url = components.url { request.url = url }
+    }
+
+    /// The protection space the credential was accepted for, if it was used.
+    private func acceptedSpace(_ url: URL) -> ProtectionSpace? {
+        if preemptiveBasic, let host = url.host(percentEncoded: false), let scheme = url.scheme?.lowercased() {
+            return ProtectionSpace(
+                host: host,
+                port: url.port ?? (scheme == "https" ? 443 : 80),
+                protocol: scheme,
+                realm: nil,
+                authenticationMethod: .httpBasic
+            )
+        }
+        return traces.all.last { $0.responder == .urlUserInfo && $0.disposition == .useCredential }?.protectionSpace
+    }
+
+    /// After the final response: exit 6 when credentials were sent and still refused; otherwise
+    /// save the credential when asked.
+    func finish(finalStatus: Int?, url: URL) -> ExitCode? {
+        let sentCredentials = preemptiveBasic || traces.all.contains { $0.disposition == .useCredential }
+        if finalStatus == 401, sentCredentials {
+            let attempts = traces.all.filter { $0.disposition == .useCredential }.count
+            let space = traces.all.last?.protectionSpace.description ?? url.host ?? "the server"
+            Output.error("authentication failed: \(space) refused the credentials (\(max(attempts, 1)) attempts)")
+            return .authentication
+        }
+        guard saves, let finalStatus, finalStatus != 401, let user, let password, let space = acceptedSpace(url) else {
+            if saves, finalStatus != nil, finalStatus != 401 {
+                Output.error("warning: --save-credentials: no challenge was answered with -u, so nothing was saved")
+            }
+            return nil
+        }
+        do {
+            try storage.setDefaultCredential(
+                Credential(user: user, password: password, persistence: .permanent),
+                for: space
+            )
+            return nil
+        } catch {
+            Output.error("could not save the credential: \(error)")
+            return .failure
+        }
+    }
+}
+
+/// Traces collected from the event observer (any thread).
+final class LockedTraces: Sendable {
+    private let values = LockedValue<[ChallengeTrace]>([])
+
+    func append(_ trace: ChallengeTrace) { values.withLock { $0.append(trace) } }
+    var all: [ChallengeTrace] { values.withLock { $0 } }
+}
