@@ -37,26 +37,27 @@ struct ChallengeAnswerSender: AuthenticationChallengeSender {
     }
 }
 
-/// One answer, given once, awaited once.
+/// One answer, given once, awaited by any number of waiters (each delegate level in a chain of
+/// default implementations waits for the same answer).
 final class ChallengeAnswer: Sendable {
     typealias Value = (AuthChallengeDisposition, Credential?)
 
     private struct State {
         var value: Value?
-        var waiter: CheckedContinuation<Value, Never>?
+        var waiters: [CheckedContinuation<Value, Never>] = []
     }
 
     private let state = LockedValue(State())
 
     /// Records the answer unless one was already given.
     func resolve(_ disposition: AuthChallengeDisposition, _ credential: Credential?) {
-        let waiter = state.withLock { state -> CheckedContinuation<Value, Never>? in
-            guard state.value == nil else { return nil }
+        let waiters = state.withLock { state -> [CheckedContinuation<Value, Never>] in
+            guard state.value == nil else { return [] }
             state.value = (disposition, credential)
-            defer { state.waiter = nil }
-            return state.waiter
+            defer { state.waiters = [] }
+            return state.waiters
         }
-        waiter?.resume(returning: (disposition, credential))
+        for waiter in waiters { waiter.resume(returning: (disposition, credential)) }
     }
 
     /// The first answer given (waits for it).
@@ -64,7 +65,7 @@ final class ChallengeAnswer: Sendable {
         await withCheckedContinuation { continuation in
             let ready = state.withLock { state -> Value? in
                 if let value = state.value { return value }
-                state.waiter = continuation
+                state.waiters.append(continuation)
                 return nil
             }
             if let ready { continuation.resume(returning: ready) }

@@ -1,0 +1,87 @@
+import Foundation
+import SesameTesting
+import Testing
+
+@testable import Sesame
+
+/// Who answers a Basic challenge, for every combination of what the task's and the session's
+/// delegates implement.
+@Suite struct DelegateRoutingTests {
+    enum Implementation: String, CaseIterable, Sendable {
+        case absent, silent, taskAsync, taskHandler, sessionLevel
+    }
+
+    final class Silent: SessionTaskDelegate {}
+
+    final class TaskAsync: SessionTaskDelegate {
+        func session(
+            _ session: Session,
+            task: SessionTask,
+            didReceive challenge: AuthenticationChallenge
+        ) async -> (AuthChallengeDisposition, Credential?) { (.useCredential, ada) }
+    }
+
+    final class TaskHandler: SessionTaskDelegate {
+        func session(
+            _ session: Session,
+            task: SessionTask,
+            didReceive challenge: AuthenticationChallenge,
+            completionHandler: @escaping @Sendable (AuthChallengeDisposition, Credential?) -> Void
+        ) {
+            DispatchQueue.global().async { completionHandler(.useCredential, ada) }
+        }
+    }
+
+    final class SessionLevel: SessionTaskDelegate {
+        func session(
+            _ session: Session,
+            didReceive challenge: AuthenticationChallenge,
+            completionHandler: @escaping @Sendable (AuthChallengeDisposition, Credential?) -> Void
+        ) {
+            // Only password challenges get a credential; trust goes to default handling.
+            guard challenge.protectionSpace.authenticationMethod == .httpBasic else {
+                return completionHandler(.performDefaultHandling, nil)
+            }
+            completionHandler(.useCredential, ada)
+        }
+    }
+
+    static func make(_ implementation: Implementation) -> (any SessionTaskDelegate)? {
+        switch implementation {
+        case .absent: nil
+        case .silent: Silent()
+        case .taskAsync: TaskAsync()
+        case .taskHandler: TaskHandler()
+        case .sessionLevel: SessionLevel()
+        }
+    }
+
+    @Test(arguments: Implementation.allCases, Implementation.allCases)
+    func theFirstImplementerAnswers(task: Implementation, session: Implementation) async throws {
+        let origin = try basicServer()
+        defer { origin.shutdown() }
+        let traces = Recorder<ChallengeTrace>()
+        let sessionDelegate = Self.make(session)
+        let client = challengeSession(delegate: sessionDelegate, traces: traces)
+        let (_, response) = try await client.data(from: url(origin, "/private/x"), delegate: Self.make(task))
+        let expected: ChallengeTrace.Responder? =
+            switch (task, session) {
+            case (.taskAsync, _), (.taskHandler, _),
+                (.sessionLevel, _) where task != .sessionLevel:
+                .taskDelegate
+            case (_, .taskAsync), (_, .taskHandler), (_, .sessionLevel): .sessionDelegate
+            default: task == .sessionLevel ? nil : .defaultHandling
+            }
+        if task == .sessionLevel {
+            // A task delegate's session-level method is not in a task challenge's path: the
+            // session's delegate decides, or default handling does.
+            let fallback: ChallengeTrace.Responder =
+                session == .absent || session == .silent ? .defaultHandling : .sessionDelegate
+            #expect(traces.all.first?.responder == fallback)
+            #expect(response.status == (fallback == .defaultHandling ? 401 : 200))
+            return
+        }
+        #expect(traces.all.first?.responder == expected, "\(traces.all)")
+        #expect(response.status == (expected == .defaultHandling ? 401 : 200))
+    }
+}
