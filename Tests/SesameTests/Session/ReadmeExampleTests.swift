@@ -30,4 +30,53 @@ import Testing
 
         #expect(response.status == 200)
     }
+
+    // From README.md's "Answering challenges", verbatim.
+    final class Login: SessionTaskDelegate {
+        func session(
+            _ session: Session,
+            didReceive challenge: AuthenticationChallenge,
+            completionHandler: @escaping @Sendable (Session.AuthChallengeDisposition, Credential?) -> Void
+        ) {
+            guard challenge.previousFailureCount == 0 else {
+                challenge.sender?.cancel(challenge)
+                completionHandler(.cancelAuthenticationChallenge, nil)  // the task fails: authenticationCancelled
+                return
+            }
+            completionHandler(.useCredential, Credential(user: "ada", password: "s3cret", persistence: .forSession))
+        }
+    }
+
+    @Test func theReadmeChallengeExamplesWork() async throws {
+        let gate = BasicAuthGate(realm: "API", users: ["ada": "s3cret"])
+        var serverConfiguration = LocalServer.Configuration.plainHTTP
+        serverConfiguration.handler = { request in gate.check(request) ?? .text("hello") }
+        let origin = try LocalServer(serverConfiguration)
+        defer { origin.shutdown() }
+        var configuration = SessionConfiguration.default
+        configuration.allowsCleartextPasswords = true  // the local server is plain http
+        configuration.credentialStorage = CredentialStorage()
+        let session = Session(configuration: configuration, delegate: Login())
+        let (data, _) = try await session.data(from: URL(string: origin.baseURL + "/")!)
+        #expect(String(decoding: data, as: UTF8.self) == "hello")
+
+        // The pre-seeded storage, in a private file instead of the shared one.
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let storage = CredentialStorage(fileURL: directory.appendingPathComponent("credentials.json"))
+        let space = ProtectionSpace(
+            host: "localhost",
+            port: origin.port,
+            protocol: "http",
+            realm: "API",
+            authenticationMethod: .httpBasic
+        )
+        try storage.setDefaultCredential(
+            Credential(user: "ada", password: "s3cret", persistence: .permanent),
+            for: space
+        )
+        configuration.credentialStorage = storage
+        let (seeded, _) = try await Session(configuration: configuration).data(from: URL(string: origin.baseURL + "/")!)
+        #expect(String(decoding: seeded, as: UTF8.self) == "hello")
+    }
 }
