@@ -40,6 +40,7 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible {
             case credentialStoreCorrupt = "credential store corrupt"
             case credentialStoreFailed = "credential store failed"
             case netrcInvalid = "netrc invalid"
+            case serverAuthenticationFailed = "server authentication failed"
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -112,6 +113,9 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let credentialStoreFailed = Code(.credentialStoreFailed)
         /// A `.netrc` file could not be read or parsed.
         public static let netrcInvalid = Code(.netrcInvalid)
+        /// The server answered a Digest request with a wrong `rspauth`: it did not prove that it
+        /// knows the password, so its response is not trusted.
+        public static let serverAuthenticationFailed = Code(.serverAuthenticationFailed)
     }
 
     /// What went wrong.

@@ -1,0 +1,81 @@
+internal import COpenSSL
+import Foundation
+
+/// A Digest `algorithm` (RFC 7616 section 3.3): MD5, SHA-256 or SHA-512-256 (the FIPS 180-4
+/// SHA-512/256, not a truncated SHA-512), each optionally `-sess`.
+public struct DigestAlgorithm: Hashable, Sendable, CustomStringConvertible {
+    public enum Hash: String, Sendable, CaseIterable {
+        case md5 = "MD5"
+        case sha256 = "SHA-256"
+        case sha512_256 = "SHA-512-256"
+    }
+
+    public let hash: Hash
+    /// The `-sess` variant: HA1 also covers the nonce and cnonce.
+    public let isSession: Bool
+
+    public init(hash: Hash, isSession: Bool) {
+        self.hash = hash
+        self.isSession = isSession
+    }
+
+    /// Parses an `algorithm` value (case-insensitive); nil for anything else, which Sesame does
+    /// not answer rather than guess.
+    public init?(_ name: String) {
+        let upper = name.uppercased()
+        let base = upper.hasSuffix("-SESS") ? String(upper.dropLast(5)) : upper
+        guard let hash = Hash(rawValue: base) else { return nil }
+        self.hash = hash
+        isSession = upper.hasSuffix("-SESS")
+    }
+
+    /// As it goes in the `algorithm` parameter.
+    public var description: String { hash.rawValue + (isSession ? "-sess" : "") }
+
+    /// Higher is stronger: SHA-512-256 > SHA-256 > MD5.
+    var strength: Int {
+        switch hash {
+        case .md5: 1
+        case .sha256: 2
+        case .sha512_256: 3
+        }
+    }
+
+    /// The lowercase hex digest of `bytes`.
+    func hex(_ bytes: some Sequence<UInt8>) -> String {
+        var hasher = DigestHasher(hash)
+        hasher.update(Array(bytes))
+        return hasher.finalizeHex()
+    }
+
+    func hex(_ text: String) -> String { hex(Array(text.utf8)) }
+}
+
+/// An incremental hash over OpenSSL's EVP interface (for bodies hashed as they stream).
+struct DigestHasher: ~Copyable {
+    private let context: OpaquePointer
+
+    init(_ hash: DigestAlgorithm.Hash) {
+        context = EVP_MD_CTX_new()!  // safe: fails only without memory
+        let md: OpaquePointer? =
+            switch hash {
+            case .md5: EVP_md5()
+            case .sha256: EVP_sha256()
+            case .sha512_256: EVP_sha512_256()
+            }
+        EVP_DigestInit_ex(context, md, nil)
+    }
+
+    mutating func update(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { _ = EVP_DigestUpdate(context, $0.baseAddress, $0.count) }
+    }
+
+    consuming func finalizeHex() -> String {
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        EVP_DigestFinal_ex(context, &digest, &length)
+        return digest.prefix(Int(length)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    deinit { EVP_MD_CTX_free(context) }
+}
