@@ -87,6 +87,33 @@ extension LocalServer {
             return Response(kind: .bytes(bytes, thenClose: false))
         }
 
+        /// The body of a complete response (after the head), as UTF-8 text; "" for other kinds.
+        public var bodyText: String {
+            guard case .bytes(let bytes, _) = kind, let end = Self.headEnd(bytes) else { return "" }
+            return String(decoding: bytes[end...], as: UTF8.self)
+        }
+
+        /// The same response with one more header field in its head.
+        public func adding(header: (String, String)) -> Response {
+            guard case .bytes(let bytes, let thenClose) = kind, let end = Self.headEnd(bytes) else { return self }
+            let field = Array("\(header.0): \(header.1)\r\n".utf8)
+            var copy = Response(
+                kind: .bytes(Array(bytes[..<(end - 2)]) + field + Array(bytes[(end - 2)...]), thenClose: thenClose)
+            )
+            copy.delay = delay
+            return copy
+        }
+
+        /// The index just after the head's final CRLF CRLF.
+        private static func headEnd(_ bytes: [UInt8]) -> Int? {
+            guard bytes.count >= 4 else { return nil }
+            for index in 0...(bytes.count - 4)
+            where bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {
+                return index + 4
+            }
+            return nil
+        }
+
         /// A redirect to `location`.
         public static func redirect(_ status: Int, to location: String) -> Response {
             text("", status: status, headers: [("Location", location)])

@@ -15,8 +15,14 @@ public final class AuthenticationChallenge: Sendable {
     /// Answers the challenge, for NSURLConnection-style code; see ``AuthenticationChallengeSender``.
     public let sender: (any AuthenticationChallengeSender)?
 
-    /// The task the challenge arose in (nil for a handshake not tied to one task).
-    let task: SessionTask?
+    /// The task the challenge arose in (nil for a handshake not tied to one task). Weak: a
+    /// delegate that keeps challenges must not keep their tasks (and the tasks their delegate).
+    var task: SessionTask? { taskReference.withLock { $0.task } }
+    private let taskReference: LockedValue<WeakTask>
+
+    private struct WeakTask {
+        weak var task: SessionTask?
+    }
     let answer = ChallengeAnswer()
     /// How many delegate methods passed the challenge on (default implementations) before one
     /// answered; equal to the chain's length when none did.
@@ -38,7 +44,7 @@ public final class AuthenticationChallenge: Sendable {
         self.previousFailureCount = previousFailureCount
         self.failureResponse = failureResponse
         self.error = error
-        self.task = task
+        taskReference = LockedValue(WeakTask(task: task))
         sender = ChallengeAnswerSender()
     }
 }

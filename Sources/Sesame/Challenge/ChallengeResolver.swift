@@ -22,8 +22,23 @@ struct ChallengeResolver: Sendable {
         let space: ProtectionSpace
         let credential: Credential
         let responder: ChallengeTrace.Responder
-        /// The header value (`Basic ...`).
-        let authorization: String
+        let authorizer: Authorizer
+    }
+
+    /// Makes the header value for each request an attempt goes out with.
+    enum Authorizer: Sendable {
+        /// The same value every time (Basic).
+        case fixed(String)
+        /// Computed per request (Digest: method, URI, nonce count, body hash).
+        case digest(DigestAuthorizer)
+
+        /// "Basic" or "Digest SHA-256 qop=auth".
+        var summary: String {
+            switch self {
+            case .fixed(let value): String(value.prefix { $0 != " " })
+            case .digest(let digest): digest.summary
+            }
+        }
     }
 
     /// A credential found without asking anyone, and where from.
@@ -41,7 +56,10 @@ struct ChallengeResolver: Sendable {
     private var pending: Attempt?
     /// The attempt the last challenged response turned down.
     private(set) var lastFailure: Attempt?
-    private var offered: [ProtectionSpace] = []
+    private var offered: [ChallengeOffer] = []
+    private var staleRetried: Set<ProtectionSpace> = []
+    /// Whether the request's body can be hashed (for Digest `auth-int`); set before each send.
+    var bodyIsHashable = true
     private var position = 0
     private var failureResponse: HTTPResponse?
     /// Every challenge answered so far, oldest first (drained by the session for its observer).
@@ -67,7 +85,8 @@ struct ChallengeResolver: Sendable {
                 previousFailureCount: failures[Self.failureKey(attempt.space)] ?? 0,
                 responder: .preemptive,
                 disposition: .useCredential,
-                user: attempt.credential.user
+                user: attempt.credential.user,
+                detail: attempt.authorizer.summary
             )
         )
     }
@@ -79,12 +98,12 @@ struct ChallengeResolver: Sendable {
     }
 
     /// A response arrived for the request last sent. `challenged` is true for the status that
-    /// carries challenges here (401 from a server, 407 from a proxy); `spaces` are the protection
-    /// spaces it offered, strongest first.
+    /// carries challenges here (401 from a server, 407 from a proxy); `offers` are the challenges
+    /// it offered, strongest first.
     mutating func received(
         _ response: HTTPResponse,
         challenged: Bool,
-        spaces: [ProtectionSpace],
+        offers: [ChallengeOffer],
         automatic: Automatic
     ) throws -> Step {
         let attempt = pending
@@ -92,10 +111,33 @@ struct ChallengeResolver: Sendable {
         lastFailure = nil
         guard challenged else { return .deliver(succeeded: attempt) }
         if let attempt {
-            failures[Self.failureKey(attempt.space), default: 0] += 1
+            let key = Self.failureKey(attempt.space)
+            // A stale nonce is not a wrong password: send again once with the new nonce, without
+            // asking anyone and without counting a failure.
+            if case .digest(let digest) = attempt.authorizer, !staleRetried.contains(key),
+                let fresh = offers.first(where: {
+                    $0.space == attempt.space && $0.digest?.stale == true && $0.digest?.algorithm == digest.algorithm
+                })?.digest
+            {
+                staleRetried.insert(key)
+                digest.renew(fresh)
+                pending = attempt
+                traces.append(
+                    ChallengeTrace(
+                        protectionSpace: attempt.space,
+                        previousFailureCount: failures[key] ?? 0,
+                        responder: attempt.responder,
+                        disposition: .useCredential,
+                        user: attempt.credential.user,
+                        detail: "\(digest.summary), stale nonce renewed"
+                    )
+                )
+                return .retry(attempt)
+            }
+            failures[key, default: 0] += 1
             lastFailure = attempt
         }
-        offered = spaces
+        offered = offers
         position = 0
         failureResponse = response
         return try next(automatic: automatic)
@@ -110,26 +152,28 @@ struct ChallengeResolver: Sendable {
         automatic: Automatic
     ) throws -> Step {
         let space = challenge.protectionSpace
+        let offer = offered[min(position, offered.count - 1)]
         traces.append(
             ChallengeTrace(
                 protectionSpace: space,
                 previousFailureCount: challenge.previousFailureCount,
                 responder: responder,
                 disposition: disposition,
-                user: disposition == .useCredential ? credential?.user : nil
+                user: disposition == .useCredential ? credential?.user : nil,
+                detail: offer.summary
             )
         )
         switch disposition {
         case .useCredential:
             guard let credential else { return .deliver(succeeded: nil) }
-            return try apply(credential, for: space, responder: responder)
+            return try apply(credential, for: offer, responder: responder)
         case .performDefaultHandling:
             guard let proposed = challenge.proposedCredential, lastTried[Self.failureKey(space)] != proposed,
-                canSend(proposed, for: space)
+                canSend(proposed, for: offer)
             else {
                 return .deliver(succeeded: nil)
             }
-            return try apply(proposed, for: space, responder: .defaultHandling)
+            return try apply(proposed, for: offer, responder: .defaultHandling)
         case .cancelAuthenticationChallenge:
             return .fail(SesameError(.authenticationCancelled, "the challenge for \(space) was cancelled"))
         case .rejectProtectionSpace:
@@ -142,7 +186,8 @@ struct ChallengeResolver: Sendable {
     /// the delegates, or delivery when the failure limit is reached or nothing is left.
     private mutating func next(automatic: Automatic) throws -> Step {
         guard position < offered.count else { return .deliver(succeeded: nil) }
-        let space = offered[position]
+        let offer = offered[position]
+        let space = offer.space
         let key = Self.failureKey(space)
         let count = failures[key] ?? 0
         guard count < maximumFailures else {
@@ -152,14 +197,15 @@ struct ChallengeResolver: Sendable {
                     previousFailureCount: count,
                     responder: .failureLimit,
                     disposition: .cancelAuthenticationChallenge,
-                    user: nil
+                    user: nil,
+                    detail: offer.summary
                 )
             )
             return .deliver(succeeded: nil)
         }
         let found = try automatic(space)
         if count == 0, let (credential, source) = found, !automaticTried.contains(key),
-            canSend(credential, for: space)
+            canSend(credential, for: offer)
         {
             automaticTried.insert(key)
             traces.append(
@@ -168,10 +214,11 @@ struct ChallengeResolver: Sendable {
                     previousFailureCount: count,
                     responder: source,
                     disposition: .useCredential,
-                    user: credential.user
+                    user: credential.user,
+                    detail: offer.summary
                 )
             )
-            return try apply(credential, for: space, responder: source)
+            return try apply(credential, for: offer, responder: source)
         }
         let challenge = AuthenticationChallenge(
             protectionSpace: space,
@@ -184,15 +231,18 @@ struct ChallengeResolver: Sendable {
         return .ask(challenge)
     }
 
-    private func canSend(_ credential: Credential, for space: ProtectionSpace) -> Bool {
-        credential.hasPassword && (space.receivesCredentialSecurely || allowsCleartextPasswords)
+    /// Whether a credential found without asking may be sent for `offer`.
+    private func canSend(_ credential: Credential, for offer: ChallengeOffer) -> Bool {
+        credential.hasPassword && offer.isAnswerable
+            && (offer.space.receivesCredentialSecurely || allowsCleartextPasswords)
     }
 
     private mutating func apply(
         _ credential: Credential,
-        for space: ProtectionSpace,
+        for offer: ChallengeOffer,
         responder: ChallengeTrace.Responder
     ) throws -> Step {
+        let space = offer.space
         guard let user = credential.user, let password = credential.password else {
             return .fail(
                 SesameError(.unsupportedCredential, "\(space) needs a user and password, not \(credential)")
@@ -206,10 +256,26 @@ struct ChallengeResolver: Sendable {
                 )
             )
         }
-        let authorization: String
+        let authorizer: Authorizer
         switch space.authenticationMethod {
         case .httpBasic:
-            authorization = try BasicAuthentication.authorization(user: user, password: password)
+            authorizer = .fixed(try BasicAuthentication.authorization(user: user, password: password))
+        case .httpDigest:
+            guard let digest = offer.digest else {
+                return .fail(SesameError(.unsupportedCredential, "\(space) offered no usable Digest parameters"))
+            }
+            do {
+                authorizer = .digest(
+                    try DigestAuthorizer(
+                        challenge: digest,
+                        user: user,
+                        password: password,
+                        bodyIsHashable: bodyIsHashable
+                    )
+                )
+            } catch let error as SesameError {
+                return .fail(error)
+            }
         default:
             return .fail(
                 SesameError(
@@ -218,7 +284,7 @@ struct ChallengeResolver: Sendable {
                 )
             )
         }
-        let attempt = Attempt(space: space, credential: credential, responder: responder, authorization: authorization)
+        let attempt = Attempt(space: space, credential: credential, responder: responder, authorizer: authorizer)
         lastTried[Self.failureKey(space)] = credential
         pending = attempt
         return .retry(attempt)

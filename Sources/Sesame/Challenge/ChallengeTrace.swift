@@ -25,13 +25,33 @@ public struct ChallengeTrace: Sendable, CustomStringConvertible {
     public let disposition: AuthChallengeDisposition
     /// The user name of the credential used, if any (never the password).
     public let user: String?
+    /// The scheme as answered: "Basic", "Digest SHA-256", "Digest SHA-256 qop=auth, stale nonce
+    /// renewed"; nil for TLS challenges.
+    public let detail: String?
+
+    init(
+        protectionSpace: ProtectionSpace,
+        previousFailureCount: Int,
+        responder: Responder,
+        disposition: AuthChallengeDisposition,
+        user: String?,
+        detail: String? = nil
+    ) {
+        self.protectionSpace = protectionSpace
+        self.previousFailureCount = previousFailureCount
+        self.responder = responder
+        self.disposition = disposition
+        self.user = user
+        self.detail = detail
+    }
 
     public var description: String {
         let space = protectionSpace
         let name = space.host.contains(":") ? "[\(space.host)]" : space.host
         let realm = space.realm.map { " realm=\"\($0)\"" } ?? ""
         let userText = user.map { " (user \($0))" } ?? ""
+        let detailText = detail.map { " [\($0)]" } ?? ""
         return "\(space.authenticationMethod)\(realm) \(name):\(space.port) \(space.isProxy ? "proxy" : "server")"
-            + " previousFailureCount=\(previousFailureCount) answered by \(responder.rawValue): \(disposition)\(userText)"
+            + " previousFailureCount=\(previousFailureCount) answered by \(responder.rawValue): \(disposition)\(userText)\(detailText)"
     }
 }

@@ -49,6 +49,10 @@ public struct DigestAlgorithm: Hashable, Sendable, CustomStringConvertible {
     }
 
     func hex(_ text: String) -> String { hex(Array(text.utf8)) }
+
+    /// RFC 7616's H(): the lowercase hex digest of `text`'s UTF-8 bytes with this algorithm's hash
+    /// (for test servers and tools that check Digest answers).
+    public func hash(_ text: String) -> String { hex(text) }
 }
 
 /// An incremental hash over OpenSSL's EVP interface (for bodies hashed as they stream).

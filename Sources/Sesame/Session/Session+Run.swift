@@ -41,16 +41,24 @@ extension Session {
             task.update(request: request)
             try Task.checkCancellation()
             var wire = request
-            if let attempt {
-                wire.headers.replaceOrAdd(name: "Authorization", value: attempt.authorization)
-            } else if !request.headers.contains("Authorization"), let known = preemptive.attempt(for: request.url) {
+            resolver.bodyIsHashable = request.body?.isHashable ?? true
+            if attempt == nil, !request.headers.contains("Authorization"),
+                let known = preemptive.attempt(for: request.url)
+            {
                 resolver.sending(preemptive: known)
-                wire.headers.replaceOrAdd(name: "Authorization", value: known.authorization)
+                attempt = known
+            }
+            var expectation: DigestAuthorizer.Expectation?
+            if let attempt {
+                let (value, expected) = try attempt.authorizer.header(for: request)
+                wire.headers.replaceOrAdd(name: "Authorization", value: value)
+                expectation = expected
             }
             let reader = try await send(wire, deadline: deadline)
             guard let response = reader.response else {
                 throw SesameError(.protocolError, "no response head")
             }
+            var bodyCheck: DigestBodyCheck?
             switch try await resolveChallenges(response, to: request, with: &resolver) {
             case .retry(let next):
                 await reader.discard()
@@ -60,6 +68,12 @@ extension Session {
                 reader.abandon()
                 throw error
             case .deliver:
+                do {
+                    bodyCheck = try checkAuthenticationInfo(response, attempt: attempt, expectation: expectation)
+                } catch {
+                    reader.abandon()
+                    throw error
+                }
                 attempt = nil
             }
             if configuration.followsRedirects, let next = RedirectPolicy.nextRequest(after: response, for: request) {
@@ -100,10 +114,30 @@ extension Session {
             }
             while let chunk = try await reader.next() {
                 task.received(chunk.count)
+                bodyCheck?.update(chunk)
                 try await sink(chunk)
             }
+            try bodyCheck?.verify()
             return response
         }
+    }
+
+    /// Checks a Digest response's `Authentication-Info` (a wrong `rspauth` throws; a `nextnonce`
+    /// is taken). For `auth-int` the check needs the response body: it is returned to be run once
+    /// the body has passed.
+    private func checkAuthenticationInfo(
+        _ response: HTTPResponse,
+        attempt: ChallengeResolver.Attempt?,
+        expectation: DigestAuthorizer.Expectation?
+    ) throws -> DigestBodyCheck? {
+        guard response.status != 401, let attempt, case .digest(let digest) = attempt.authorizer,
+            let expectation, let info = response.headers["Authentication-Info"]
+        else { return nil }
+        if expectation.qop == "auth-int" {
+            return DigestBodyCheck(authorizer: digest, info: info, expectation: expectation)
+        }
+        try digest.verify(info, expectation: expectation)
+        return nil
     }
 
     private enum ChallengeOutcome {
@@ -125,15 +159,15 @@ extension Session {
             try automaticCredential(for: space, url: url)
         }
         let challenged = response.status == 401
-        var spaces: [ProtectionSpace] = []
+        var offers: [ChallengeOffer] = []
         if challenged {
             let offered = OfferedProtectionSpaces.parse(response, origin: origin, isProxy: false)
-            spaces = offered.spaces
+            offers = offered.offers
             for problem in offered.problems { configuration.eventObserver?(.challengeHeaderProblem(problem)) }
         }
         var step: ChallengeResolver.Step
         do {
-            step = try resolver.received(response, challenged: challenged, spaces: spaces, automatic: automatic)
+            step = try resolver.received(response, challenged: challenged, offers: offers, automatic: automatic)
             if let failed = resolver.lastFailure, failed.responder == .preemptive { preemptive.forget(failed.space) }
             while case .ask(let challenge) = step {
                 let (disposition, credential, responder) = await offLoop { await ask(challenge) }

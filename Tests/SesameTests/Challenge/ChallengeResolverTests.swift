@@ -12,6 +12,14 @@ import Testing
         realm: "r",
         authenticationMethod: .httpScheme("Bearer")
     )
+    var basicOffer: ChallengeOffer { offer(basic, "Basic realm=\"r\"") }
+    var bearerOffer: ChallengeOffer { offer(bearer, "Bearer realm=\"r\"") }
+
+    func offer(_ space: ProtectionSpace, _ field: String) -> ChallengeOffer {
+        let challenge = AuthChallengeParser.parse(field).challenges[0]
+        return ChallengeOffer(space: space, challenge: challenge, digest: DigestChallenge(challenge))
+    }
+
     let unauthorized = HTTPResponse(status: 401, reason: "Unauthorized", headers: [:], url: URL(string: "https://h/")!)
     let ok = HTTPResponse(status: 200, reason: "OK", headers: [:], url: URL(string: "https://h/")!)
     let none: ChallengeResolver.Automatic = { _ in nil }
@@ -35,14 +43,14 @@ import Testing
         ] {
             var machine = resolver()
             let question = try challenge(
-                of: try machine.received(unauthorized, challenged: true, spaces: [basic], automatic: none)
+                of: try machine.received(unauthorized, challenged: true, offers: [basicOffer], automatic: none)
             )
             #expect(question.previousFailureCount == 0)
             #expect(question.proposedCredential == nil)
             let step = try machine.answered(disposition, ada, by: .taskDelegate, for: question, automatic: none)
             switch (disposition, step) {
             case (.useCredential, .retry(let attempt)):
-                #expect(attempt.authorization == "Basic YWRhOnMzY3JldA==")
+                if case .fixed(let value) = attempt.authorizer { #expect(value == "Basic YWRhOnMzY3JldA==") }
                 #expect(attempt.responder == .taskDelegate)
             case (.performDefaultHandling, .deliver(nil)), (.rejectProtectionSpace, .deliver(nil)):
                 break
@@ -58,7 +66,7 @@ import Testing
     @Test func useCredentialWithoutACredentialDeliversTheResponse() throws {
         var machine = resolver()
         let question = try challenge(
-            of: try machine.received(unauthorized, challenged: true, spaces: [basic], automatic: none)
+            of: try machine.received(unauthorized, challenged: true, offers: [basicOffer], automatic: none)
         )
         guard
             case .deliver(nil) = try machine.answered(
@@ -76,13 +84,13 @@ import Testing
 
     @Test func failuresCountPerSpaceAndStopAtTheCap() throws {
         var machine = resolver(cap: 2)
-        var step = try machine.received(unauthorized, challenged: true, spaces: [basic], automatic: none)
+        var step = try machine.received(unauthorized, challenged: true, offers: [basicOffer], automatic: none)
         var counts: [Int] = []
         while case .ask(let question) = step {
             counts.append(question.previousFailureCount)
             step = try machine.answered(.useCredential, wrong, by: .sessionDelegate, for: question, automatic: none)
             guard case .retry = step else { break }
-            step = try machine.received(unauthorized, challenged: true, spaces: [basic], automatic: none)
+            step = try machine.received(unauthorized, challenged: true, offers: [basicOffer], automatic: none)
         }
         #expect(counts == [0, 1])
         guard case .deliver(nil) = step else {
@@ -95,10 +103,10 @@ import Testing
     @Test func successReportsTheAttemptToStore() throws {
         var machine = resolver()
         let question = try challenge(
-            of: try machine.received(unauthorized, challenged: true, spaces: [basic], automatic: none)
+            of: try machine.received(unauthorized, challenged: true, offers: [basicOffer], automatic: none)
         )
         _ = try machine.answered(.useCredential, ada, by: .taskDelegate, for: question, automatic: none)
-        guard case .deliver(let succeeded?) = try machine.received(ok, challenged: false, spaces: [], automatic: none)
+        guard case .deliver(let succeeded?) = try machine.received(ok, challenged: false, offers: [], automatic: none)
         else {
             Issue.record("expected a success")
             return
@@ -114,7 +122,7 @@ import Testing
             case .retry(let attempt) = try machine.received(
                 unauthorized,
                 challenged: true,
-                spaces: [basic],
+                offers: [basicOffer],
                 automatic: stored
             )
         else {
@@ -123,7 +131,7 @@ import Testing
         }
         #expect(attempt.responder == .storage)
         let question = try challenge(
-            of: try machine.received(unauthorized, challenged: true, spaces: [basic], automatic: stored)
+            of: try machine.received(unauthorized, challenged: true, offers: [basicOffer], automatic: stored)
         )
         #expect(question.previousFailureCount == 1)
         #expect(question.proposedCredential == wrong)
@@ -145,7 +153,12 @@ import Testing
     @Test func rejectMovesDownTheOfferedSpaces() throws {
         var machine = resolver()
         let first = try challenge(
-            of: try machine.received(unauthorized, challenged: true, spaces: [basic, bearer], automatic: none)
+            of: try machine.received(
+                unauthorized,
+                challenged: true,
+                offers: [basicOffer, bearerOffer],
+                automatic: none
+            )
         )
         #expect(first.protectionSpace == basic)
         let second = try challenge(
@@ -175,7 +188,12 @@ import Testing
         var machine = resolver()
         // The stored credential is not used automatically; the delegate is asked instead.
         let question = try challenge(
-            of: try machine.received(unauthorized, challenged: true, spaces: [plain], automatic: stored)
+            of: try machine.received(
+                unauthorized,
+                challenged: true,
+                offers: [offer(plain, "Basic realm=\"r\"")],
+                automatic: stored
+            )
         )
         guard
             case .fail(let error) = try machine.answered(
@@ -191,7 +209,13 @@ import Testing
         }
         #expect(error.code == .cleartextCredentialRefused)
         var allowing = resolver(cleartext: true)
-        guard case .retry = try allowing.received(unauthorized, challenged: true, spaces: [plain], automatic: stored)
+        guard
+            case .retry = try allowing.received(
+                unauthorized,
+                challenged: true,
+                offers: [offer(plain, "Basic realm=\"r\"")],
+                automatic: stored
+            )
         else {
             Issue.record("expected the stored credential to be sent")
             return
@@ -201,10 +225,10 @@ import Testing
     @Test func aFailedPreemptiveAttemptCountsAsAFailure() throws {
         var machine = resolver()
         machine.sending(
-            preemptive: .init(space: basic, credential: wrong, responder: .preemptive, authorization: "Basic x")
+            preemptive: .init(space: basic, credential: wrong, responder: .preemptive, authorizer: .fixed("Basic x"))
         )
         let question = try challenge(
-            of: try machine.received(unauthorized, challenged: true, spaces: [basic], automatic: none)
+            of: try machine.received(unauthorized, challenged: true, offers: [basicOffer], automatic: none)
         )
         #expect(question.previousFailureCount == 1)
         #expect(machine.lastFailure?.responder == .preemptive)
