@@ -40,7 +40,9 @@ enum Usage {
                                      on the terminal when PASS is left out); a 401 after the
                                      credential was tried is exit code 6
               --basic                send -u as HTTP Basic at once, without waiting for a challenge
-              --anyauth              answer whichever scheme the server offers (the default)
+              --digest               answer only HTTP Digest challenges
+              --anyauth              answer the strongest scheme the server offers (the default):
+                                     Digest SHA-512-256 > SHA-256 > MD5 > Basic
           -n, --netrc                answer challenges from ~/.netrc (or $NETRC)
               --netrc-file FILE      answer challenges from FILE
               --credential-store F   the permanent credential store (default

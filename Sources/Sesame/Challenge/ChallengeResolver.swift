@@ -285,6 +285,17 @@ struct ChallengeResolver: Sendable {
             )
         }
         let attempt = Attempt(space: space, credential: credential, responder: responder, authorizer: authorizer)
+        // The trace of this answer names what was actually sent (algorithm and qop).
+        if let last = traces.last, last.protectionSpace == space, last.disposition != .rejectProtectionSpace {
+            traces[traces.count - 1] = ChallengeTrace(
+                protectionSpace: last.protectionSpace,
+                previousFailureCount: last.previousFailureCount,
+                responder: last.responder,
+                disposition: last.disposition,
+                user: last.user,
+                detail: authorizer.summary
+            )
+        }
         lastTried[Self.failureKey(space)] = credential
         pending = attempt
         return .retry(attempt)

@@ -162,7 +162,9 @@ extension Session {
         var offers: [ChallengeOffer] = []
         if challenged {
             let offered = OfferedProtectionSpaces.parse(response, origin: origin, isProxy: false)
-            offers = offered.offers
+            offers = offered.offers.filter {
+                configuration.authenticationMethods?.contains($0.space.authenticationMethod) ?? true
+            }
             for problem in offered.problems { configuration.eventObserver?(.challengeHeaderProblem(problem)) }
         }
         var step: ChallengeResolver.Step

@@ -38,6 +38,9 @@ public struct SessionConfiguration: Sendable {
     /// a stored or URL credential is then not used for such a space, and a delegate's is refused
     /// with ``SesameError/Code/cleartextCredentialRefused``.
     public var allowsCleartextPasswords = false
+    /// The HTTP authentication methods answered (nil: all). Challenges with other methods are
+    /// ignored as if the server had not offered them (curl's `--digest`, `--basic`).
+    public var authenticationMethods: Set<AuthenticationMethod>?
     /// Whether `.netrc` entries answer challenges (curl's `--netrc`).
     public var usesNetrc = false
     /// The `.netrc` file to read; nil: `$NETRC`, else `~/.netrc`.

@@ -28,6 +28,8 @@ final class FetchAuthentication: Sendable {
     /// challenge comes, before anything stored), or as a Basic header with `--basic`.
     func apply(to configuration: inout SessionConfiguration, request: inout HTTPRequest, options: FetchOptions) throws {
         configuration.credentialStorage = storage
+        if options.digestOnly { configuration.authenticationMethods = [.httpDigest] }
+        if options.basicOnly { configuration.authenticationMethods = [.httpBasic] }
         configuration.usesNetrc = options.usesNetrc
         configuration.netrcFile = options.netrcFile.map { URL(fileURLWithPath: $0) }
         guard let user, let password else { return }

@@ -23,6 +23,7 @@ struct FetchOptions {
     var failOnHTTPError = false
     var user: UserOption?
     var basicOnly = false
+    var digestOnly = false
     var usesNetrc = false
     var netrcFile: String?
     var credentialStore: String?
@@ -36,7 +37,7 @@ struct FetchOptions {
         ],
         switches: [
             "-i", "--include", "-v", "--verbose", "-s", "--silent", "-S", "--show-error", "-L", "--location", "-k",
-            "--insecure", "-f", "--fail", "--basic", "--anyauth", "-n", "--netrc", "--save-credentials",
+            "--insecure", "-f", "--fail", "--basic", "--digest", "--anyauth", "-n", "--netrc", "--save-credentials",
         ]
     )
 
@@ -86,8 +87,15 @@ struct FetchOptions {
                 case "-L", "--location": options.followRedirects = true
                 case "-k", "--insecure": options.insecure = true
                 case "-f", "--fail": options.failOnHTTPError = true
-                case "--basic": options.basicOnly = true
-                case "--anyauth": options.basicOnly = false
+                case "--basic":
+                    options.basicOnly = true
+                    options.digestOnly = false
+                case "--digest":
+                    options.digestOnly = true
+                    options.basicOnly = false
+                case "--anyauth":
+                    options.basicOnly = false
+                    options.digestOnly = false
                 case "-n", "--netrc": options.usesNetrc = true
                 case "--save-credentials": options.saveCredentials = true
                 default: throw Arguments.UsageError(description: "unknown option \(name)")

@@ -29,7 +29,7 @@ import Testing
             .data(from: url(origin, "/private/x"))
         #expect(response.status == 200)
         #expect(String(decoding: data, as: UTF8.self) == "hello ada")
-        #expect(traces.all.first?.detail == "Digest \(DigestAlgorithm(algorithm)!)")
+        #expect(traces.all.first?.detail == "Digest \(DigestAlgorithm(algorithm)!) qop=auth")
     }
 
     @Test func userhashAndAUTF8UserName() async throws {

@@ -1,0 +1,117 @@
+import Foundation
+import Sesame
+
+/// Apache httpd with `mod_auth_digest` on loopback: `/digest/` (MD5, qop auth, `rspauth` in
+/// `Authentication-Info`) and `/digest-stale/` (nonces live ``staleNonceLifetime`` seconds), realm
+/// ``digestRealm``, users ``digestUsers``. Each file there answers "digest ok".
+public final class ApacheServer: Sendable {
+    public static let digestRealm = "Sesame Digest"
+    public static let digestUsers = ["user": "passwd", "test": "123£", "Mufasa": "Circle Of Life"]
+    public static let staleNonceLifetime = 2
+
+    public let port: Int
+    public let prefix: URL
+    private let process: ChildProcess
+
+    public init() async throws {
+        let apache = "/usr/sbin/apache2"
+        let modules = "/usr/lib/apache2/modules"
+        guard FileManager.default.isExecutableFile(atPath: apache) else {
+            throw TestingError("Apache is not installed: scripts/install-deps.sh installs the Debian package 'apache2'")
+        }
+        prefix = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-apache-\(UUID().uuidString)")
+        let htdocs = prefix.appendingPathComponent("htdocs")
+        for folder in ["digest", "digest-stale"] {
+            let directory = htdocs.appendingPathComponent(folder)
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try Data("digest ok\n".utf8).write(to: directory.appendingPathComponent("ok.txt"))
+            chmod(directory.path, 0o755)
+        }
+        try FileManager.default.createDirectory(
+            at: prefix.appendingPathComponent("run"),
+            withIntermediateDirectories: true
+        )
+        for path in [prefix.path, htdocs.path] { chmod(path, 0o755) }
+        chmod(prefix.appendingPathComponent("run").path, 0o777)
+        // htdigest lines: user:realm:MD5(user:realm:password).
+        let md5 = DigestAlgorithm(hash: .md5, isSession: false)
+        let lines = Self.digestUsers.sorted { $0.key < $1.key }.map { user, password in
+            "\(user):\(Self.digestRealm):\(md5.hash("\(user):\(Self.digestRealm):\(password)"))"
+        }
+        let htdigest = prefix.appendingPathComponent("htdigest")
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: htdigest)
+        chmod(htdigest.path, 0o644)
+        let runAs = getuid() == 0 ? "User www-data\nGroup www-data\n" : ""
+        var lastError: (any Error)?
+        for _ in 0..<5 {
+            let port = LoopbackPort.unused()
+            let configuration = """
+                LoadModule mpm_event_module \(modules)/mod_mpm_event.so
+                LoadModule authn_core_module \(modules)/mod_authn_core.so
+                LoadModule authn_file_module \(modules)/mod_authn_file.so
+                LoadModule auth_digest_module \(modules)/mod_auth_digest.so
+                LoadModule authz_core_module \(modules)/mod_authz_core.so
+                LoadModule authz_user_module \(modules)/mod_authz_user.so
+                \(runAs)ServerName localhost
+                Listen 127.0.0.1:\(port)
+                PidFile \(prefix.path)/run/httpd.pid
+                DefaultRuntimeDir \(prefix.path)/run
+                Mutex file:\(prefix.path)/run default
+                ErrorLog \(prefix.path)/error.log
+                LogLevel warn
+                StartServers 1
+                ServerLimit 1
+                ThreadsPerChild 16
+                MaxRequestWorkers 16
+                DocumentRoot \(htdocs.path)
+                <Directory \(htdocs.path)>
+                    Require all granted
+                </Directory>
+                <Location /digest/>
+                    AuthType Digest
+                    AuthName "\(Self.digestRealm)"
+                    AuthDigestDomain /digest/
+                    AuthDigestProvider file
+                    AuthUserFile \(htdigest.path)
+                    Require valid-user
+                </Location>
+                <Location /digest-stale/>
+                    AuthType Digest
+                    AuthName "\(Self.digestRealm)"
+                    AuthDigestDomain /digest-stale/
+                    AuthDigestProvider file
+                    AuthUserFile \(htdigest.path)
+                    AuthDigestNonceLifetime \(Self.staleNonceLifetime)
+                    Require valid-user
+                </Location>
+                """
+            let configurationPath = prefix.appendingPathComponent("httpd.conf").path
+            try Data(configuration.utf8).write(to: URL(fileURLWithPath: configurationPath))
+            let process = try ChildProcess(
+                executable: apache,
+                arguments: ["-d", prefix.path, "-f", configurationPath, "-D", "FOREGROUND"],
+                environment: ["PATH": "/usr/sbin:/usr/bin:/bin"],
+                logPath: prefix.appendingPathComponent("stderr.log").path
+            )
+            if await LoopbackPort.waitUntilListening([port], timeout: .seconds(10), isAlive: { process.isRunning }) {
+                self.port = port
+                self.process = process
+                return
+            }
+            process.stop()
+            lastError = TestingError(
+                "Apache did not start: \(readText(prefix.appendingPathComponent("stderr.log").path)) \(readText(prefix.appendingPathComponent("error.log").path))"
+            )
+        }
+        throw lastError ?? TestingError("Apache did not start")
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// Stops Apache and its workers.
+    public func stop() {
+        process.stop()
+        try? FileManager.default.removeItem(at: prefix)
+    }
+}
