@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sesame's whole test run, as CI runs it (.ci/run calls this script). Installs what the tests need,
 # then: format lint, a strict build (warnings are errors, explicit Sendable), every test (unit and
-# loopback integration against our servers and `openssl s_server`), and the tests again under
-# ThreadSanitizer and AddressSanitizer/LeakSanitizer.
+# loopback integration against our servers, nginx, Apache, httpbin and `openssl s_server`), the
+# tests again under ThreadSanitizer and AddressSanitizer/LeakSanitizer, and a bounded libFuzzer run
+# over the challenge parser.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +23,9 @@ swift test --sanitize=thread
 
 echo "== tests under AddressSanitizer and LeakSanitizer"
 LSAN_OPTIONS="suppressions=$PWD/.ci/lsan-suppressions.txt" swift test --sanitize=address
+
+echo "== fuzzing the challenge parser (${FUZZ_SECONDS:-60} s)"
+scripts/fuzz.sh
 
 echo "== the demo"
 swift run sesame demo

@@ -99,7 +99,10 @@ public enum AuthChallengeParser {
                 case UInt8(ascii: "\""):
                     return String(decoding: value, as: UTF8.self)
                 case UInt8(ascii: "\\"):
-                    guard let escaped = current else { return nil }
+                    // quoted-pair: a backslash before HTAB, SP, VCHAR or obs-text only.
+                    guard let escaped = current, escaped == 0x09 || (escaped >= 0x20 && escaped != 0x7F) else {
+                        return nil
+                    }
                     index += 1
                     value.append(escaped)
                 case 0x00..<0x09, 0x0A..<0x20, 0x7F:

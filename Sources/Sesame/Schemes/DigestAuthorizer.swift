@@ -183,7 +183,7 @@ final class DigestAuthorizer: Sendable {
     }
 
     private static func quoted(_ text: String) -> String {
-        "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        HTTPAuthChallenge.quoted(text)
     }
 
     /// RFC 8187 ext-value encoding of UTF-8 text.

@@ -28,11 +28,19 @@ public struct HTTPAuthChallenge: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String {
         if let token68 { return "\(scheme) \(token68)" }
-        let rendered = parameters.map { parameter in
-            let escaped = parameter.value.replacingOccurrences(of: "\\", with: "\\\\")
-                .replacingOccurrences(of: "\"", with: "\\\"")
-            return "\(parameter.name)=\"\(escaped)\""
-        }
+        let rendered = parameters.map { "\($0.name)=\(Self.quoted($0.value))" }
         return ([scheme] + [rendered.joined(separator: ", ")].filter { !$0.isEmpty }).joined(separator: " ")
+    }
+
+    /// `text` as an HTTP quoted-string: backslashes and double quotes escaped, scalar by scalar
+    /// (a quote followed by a combining mark is one Character, but still a quote on the wire).
+    static func quoted(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            if scalar == "\"" || scalar == "\\" { result.unicodeScalars.append("\\") }
+            result.unicodeScalars.append(scalar)
+        }
+        result.unicodeScalars.append("\"")
+        return result
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import Sesame
@@ -61,5 +62,26 @@ import Testing
         #expect(method != .httpBasic)
         #expect(AuthenticationMethod.httpScheme("dIgEsT") == .httpDigest)
         #expect(AuthenticationMethod.httpScheme("NTLM").isSessionWide)
+    }
+}
+
+@Suite struct AuthChallengeParserRoundTripTests {
+    /// Inputs the fuzzer (scripts/fuzz.sh) once failed on: what Sesame prints, it reads back.
+    static let found: [String] = [
+        "RGlnZXN0IHN0IHJlYWxtPSIgXCL/////XCIiLCBTZXF1ZW5jZXA0RGlnZXN0IHN0IHJlYWxtPSIgHCL/////XCIiLCBTZXF1ZW5jZXA0IHJlYWxtPSIgXCL/////XCIiLCBwbGUiCk5obSByZWFsbT0iIFwi/////1wi1qioqCwgcEdlIgpOaG0=",
+        "TmV3YXV0aCByZWFsbT0iYXBwcyIsIHR5cGU9MSwgdGl0bGU9IkxvZ2luIHRvIFwCYXBwc1wiIiwgQmFzaWMgcmVhbG0sYXV0aC1pbnQiLCBhbGdvcml0aG09Yz09LCBCZWFyZXI=",
+    ].map {
+        String(decoding: Data(base64Encoded: $0) ?? Data(), as: UTF8.self)
+    }
+
+    @Test(arguments: found)
+    func printedChallengesParseBackTheSame(field: String) {
+        #expect(!field.isEmpty)
+        let fields = field.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        for challenge in AuthChallengeParser.parse(fields).challenges where challenge.token68 == nil {
+            let again = AuthChallengeParser.parse(challenge.description).challenges
+            #expect(again.count == 1, "\(challenge.description)")
+            #expect(again.first?.parameters == challenge.parameters, "\(challenge.description)")
+        }
     }
 }
