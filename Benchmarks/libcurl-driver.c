@@ -43,6 +43,13 @@ static CURL *make(const char *url, const char *cafile, int fresh, long long *byt
     curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, sink);
     curl_easy_setopt(easy, CURLOPT_WRITEDATA, bytes);
     curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, "");
+    // SESAME_BENCH_AUTH=basic:USER:PASSWORD or digest:USER:PASSWORD: answer that scheme.
+    const char *auth = getenv("SESAME_BENCH_AUTH");
+    if (auth && strchr(auth, ':')) {
+        int digest = strncmp(auth, "digest:", 7) == 0;
+        curl_easy_setopt(easy, CURLOPT_HTTPAUTH, digest ? CURLAUTH_DIGEST : CURLAUTH_BASIC);
+        curl_easy_setopt(easy, CURLOPT_USERPWD, strchr(auth, ':') + 1);
+    }
     if (fresh) {
         curl_easy_setopt(easy, CURLOPT_FRESH_CONNECT, 1L);
         curl_easy_setopt(easy, CURLOPT_FORBID_REUSE, 1L);

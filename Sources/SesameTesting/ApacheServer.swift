@@ -58,6 +58,8 @@ public final class ApacheServer: Sendable {
                 DefaultRuntimeDir \(prefix.path)/run
                 Mutex file:\(prefix.path)/run default
                 ErrorLog \(prefix.path)/error.log
+                LogFormat "%>s %r" sesame
+                CustomLog \(prefix.path)/access.log sesame
                 LogLevel warn
                 StartServers 1
                 ServerLimit 1
@@ -104,6 +106,11 @@ public final class ApacheServer: Sendable {
             )
         }
         throw lastError ?? TestingError("Apache did not start")
+    }
+
+    /// The access log: one "STATUS REQUEST-LINE" line per request (written as requests finish).
+    public var accessLog: [String] {
+        readText(prefix.appendingPathComponent("access.log").path).split(separator: "\n").map(String.init)
     }
 
     /// `http://127.0.0.1:PORT`.

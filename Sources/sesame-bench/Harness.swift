@@ -14,6 +14,10 @@ struct Harness {
         let path: String
         let concurrency: Int
         let systemStore: Bool
+        /// `basic:USER:PASSWORD` or `digest:USER:PASSWORD`.
+        var auth: String? = nil
+        /// Digest runs against Apache (nginx has no Digest module), over http.
+        var onApache = false
     }
 
     enum Client: String, CaseIterable {
@@ -26,6 +30,7 @@ struct Harness {
         let wall: Double
         let cpu: Double
         let peakRSS: Int
+        var roundTrips = 0.0
     }
 
     static let workloads = [
@@ -69,12 +74,33 @@ struct Harness {
             concurrency: 1,
             systemStore: false
         ),
+        Workload(
+            name: "Basic GET ×2000 (nginx, https)",
+            mode: "keepalive",
+            count: 2000,
+            path: "/basic/ok",
+            concurrency: 1,
+            systemStore: false,
+            auth: "basic:user:passwd"
+        ),
+        Workload(
+            name: "Digest MD5 GET ×2000 (Apache, http)",
+            mode: "keepalive",
+            count: 2000,
+            path: "/digest/ok.txt",
+            concurrency: 1,
+            systemStore: false,
+            auth: "digest:user:passwd",
+            onApache: true
+        ),
     ]
 
     func run() async throws -> String {
         let pki = try TestPKI()
         let nginx = try await NginxServer(pki: pki)
         defer { nginx.stop() }
+        let apache = try await ApacheServer()
+        defer { apache.stop() }
         let scratch = nginx.prefix
         let root = scratch.appendingPathComponent("root.pem").path
         try Data(pki.root.certificatePEM.utf8).write(to: URL(fileURLWithPath: root))
@@ -90,27 +116,37 @@ struct Harness {
 
         var results: [String: [Client: [Sample]]] = [:]
         for workload in Self.workloads {
-            let url = "https://localhost:\(nginx.httpsPort)\(workload.path)"
+            let url =
+                workload.onApache
+                ? "\(apache.baseURL)\(workload.path)" : "https://localhost:\(nginx.httpsPort)\(workload.path)"
             let ca = workload.systemStore ? combined : root
+            // Requests the server saw: round trips per request come from its access log.
+            let served = {
+                workload.onApache ? apache.accessLog.count : nginx.accessLog.count
+            }
             for repetition in 1...repetitions {
                 for client in Client.allCases {
-                    let sample: Sample
+                    var sample: Sample
+                    let before = served()
                     switch client {
                     case .sesame:
                         var arguments = [
                             "--worker", workload.mode, String(workload.count), url, root, String(workload.concurrency),
                         ]
                         if workload.systemStore { arguments.append("--system") }
-                        sample = try measureReporting(driver, [me] + arguments, in: scratch)
+                        sample = try measureReporting(driver, [me] + arguments, auth: workload.auth, in: scratch)
                     case .libcurl:
                         sample = try measureReporting(
                             driver,
                             [driver, workload.mode, String(workload.count), url, ca, String(workload.concurrency)],
+                            auth: workload.auth,
                             in: scratch
                         )
                     case .curl:
                         sample = try measureCurl(workload, url: url, ca: ca, driver: driver, in: scratch)
                     }
+                    try await Task.sleep(for: .milliseconds(200))  // logs are written after the response
+                    sample.roundTrips = Double(served() - before) / Double(workload.count)
                     results[workload.name, default: [:]][client, default: []].append(sample)
                     FileHandle.standardError.write(
                         Data(
@@ -144,12 +180,17 @@ struct Harness {
     }
 
     /// Runs a client (through the driver's `spawn`) that reports its own "wall cpu bytes".
-    private func measureReporting(_ driver: String, _ command: [String], in directory: URL) throws -> Sample {
+    private func measureReporting(
+        _ driver: String,
+        _ command: [String],
+        auth: String?,
+        in directory: URL
+    ) throws -> Sample {
         let out = directory.appendingPathComponent("out-\(UUID().uuidString)").path
         let child = try ChildProcess(
             executable: driver,
             arguments: ["spawn"] + command,
-            environment: ["PATH": "/usr/bin:/bin"],
+            environment: ["PATH": "/usr/bin:/bin"].merging(auth.map { ["SESAME_BENCH_AUTH": $0] } ?? [:]) { a, _ in a },
             logPath: out,
             errorPath: out + ".err"
         )
@@ -184,6 +225,10 @@ struct Harness {
     {
         var arguments = ["-s", "-S", "--fail", "--compressed", "--cacert", ca, "--capath", "/nonexistent"]
         if workload.mode == "newconn" { arguments += ["-H", "Connection: close", "--no-sessionid"] }
+        if let auth = workload.auth {
+            let parts = auth.split(separator: ":", maxSplits: 1).map(String.init)
+            arguments += [parts[0] == "digest" ? "--digest" : "--basic", "-u", parts[1]]
+        }
         if workload.mode == "concurrent" {
             arguments += ["--parallel", "--parallel-max", String(workload.concurrency), "--parallel-immediate"]
         }
@@ -206,8 +251,8 @@ struct Harness {
 
     private func render(_ results: [String: [Client: [Sample]]]) -> String {
         var lines = [
-            "| workload | client | req/s median (min–max) | CPU µs/req | peak RSS MiB | Sesame/libcurl req/s |",
-            "|---|---|---|---|---|---|",
+            "| workload | client | req/s median (min–max) | CPU µs/req | peak RSS MiB | round trips/req | Sesame/libcurl req/s |",
+            "|---|---|---|---|---|---|---|",
         ]
         func median(_ values: [Double]) -> Double {
             let sorted = values.sorted()
@@ -227,7 +272,8 @@ struct Harness {
                 lines.append(
                     "| \(workload.name) | \(client.rawValue) | "
                         + String(format: "%.0f (%.0f–%.0f)", median(rates), rates.min() ?? 0, rates.max() ?? 0)
-                        + " | " + String(format: "%.0f", cpu) + " | " + String(format: "%.1f", rss) + " | \(ratio) |"
+                        + " | " + String(format: "%.0f", cpu) + " | " + String(format: "%.1f", rss) + " | "
+                        + String(format: "%.3f", median(samples.map(\.roundTrips))) + " | \(ratio) |"
                 )
             }
         }

@@ -25,7 +25,17 @@ enum Worker {
                 // As libcurl is run: a new connection and a full handshake (no resumption) each time.
                 configuration.tls.sessionResumption = false
             }
-            let session = Session(configuration: configuration)
+            configuration.credentialStorage = nil
+            var delegate: (any SessionTaskDelegate)? = nil
+            // SESAME_BENCH_AUTH=basic:USER:PASSWORD or digest:USER:PASSWORD, as for the libcurl driver.
+            if let auth = ProcessInfo.processInfo.environment["SESAME_BENCH_AUTH"] {
+                let parts = auth.split(separator: ":", maxSplits: 2).map(String.init)
+                guard parts.count == 3 else { throw BenchmarkError("SESAME_BENCH_AUTH is SCHEME:USER:PASSWORD") }
+                configuration.authenticationMethods = [parts[0] == "digest" ? .httpDigest : .httpBasic]
+                configuration.allowsCleartextPasswords = true
+                delegate = Login(Credential(user: parts[1], password: parts[2], persistence: .forSession))
+            }
+            let session = Session(configuration: configuration, delegate: delegate)
             var template = HTTPRequest(url: url)
             if mode == "newconn" { template.headers.add(name: "Connection", value: "close") }
             let request = template
@@ -62,6 +72,17 @@ enum Worker {
         }
         return bytes
     }
+}
+
+/// Answers every challenge with one credential.
+final class Login: SessionTaskDelegate {
+    let credential: Credential
+    init(_ credential: Credential) { self.credential = credential }
+    func session(
+        _ session: Session,
+        task: SessionTask,
+        didReceive challenge: AuthenticationChallenge
+    ) async -> (AuthChallengeDisposition, Credential?) { (.useCredential, credential) }
 }
 
 func cpuSeconds() -> Double {

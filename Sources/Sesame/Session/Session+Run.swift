@@ -166,6 +166,12 @@ extension Session {
                 configuration.authenticationMethods?.contains($0.space.authenticationMethod) ?? true
             }
             for problem in offered.problems { configuration.eventObserver?(.challengeHeaderProblem(problem)) }
+            // A stronger scheme Sesame cannot answer means a downgrade: say so.
+            for offer in offers where offer.digest != nil && !offer.isAnswerable {
+                configuration.eventObserver?(
+                    .challengeHeaderProblem("\(offer.summary) is not supported (not answered; weaker schemes may be)")
+                )
+            }
         }
         var step: ChallengeResolver.Step
         do {
