@@ -42,6 +42,20 @@ import Testing
         ("Basic realm=\"a\" junk, Bearer", 1),
         ("Basic realm=\"line\nbreak\"", 0),
         ("Basic realm=\"ok\", Bearer realm=\"x\", Bearer realm=\"y\"", 3),
+        ("", 0),
+        (",,, ,", 0),
+        ("Basic\trealm=\"tab\"", 1),
+        ("Basic Realm=\"a\", REALM=\"b\"", 0),  // duplicate in another case: dropped
+        ("Basic realm=\"a\"realm2=\"b\"", 0),  // no comma between parameters
+        ("realm=\"no scheme\"", 0),
+        ("Digest realm=\"x\", nonce=", 1),  // the valueless "nonce=" is skipped; no nonce: unusable Digest
+        ("Basic realm=\"nul\u{0}\"", 0),
+        ("Basic realm=\"ünïcödé\"", 1),
+        ("Basic realm=\"a\", , , Digest realm=\"b\", nonce=\"n\"", 2),
+        ("Negotiate", 1),
+        ("Negotiate YII=, Basic realm=\"x\"", 2),
+        ("Basic realm=token-value", 1),
+        (String(repeating: "a", count: 10_000) + " realm=\"x\"", 1),
     ])
     func hostileAndOddFieldsNeverCrashAndKeepWhatIsValid(field: String, expected: Int) {
         #expect(parse(field).challenges.count == expected)
