@@ -110,7 +110,7 @@ public final class DigestAuthGate: Sendable {
     }
 
     private func issueNonce() -> String {
-        let nonce = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+        let nonce = (0..<16).map { _ in String(UInt8.random(in: 0...255), radix: 16) }.joined()
         nonces.withLock { $0[nonce] = NonceState() }
         return nonce
     }

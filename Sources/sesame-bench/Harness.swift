@@ -6,6 +6,8 @@ import SesameTesting
 /// several times), and renders the results as Markdown.
 struct Harness {
     let repetitions: Int
+    /// Runs only the workloads whose name contains this.
+    var only: String? = nil
 
     struct Workload {
         let name: String
@@ -115,7 +117,7 @@ struct Harness {
         )
 
         var results: [String: [Client: [Sample]]] = [:]
-        for workload in Self.workloads {
+        for workload in Self.workloads where only.map({ workload.name.contains($0) }) ?? true {
             let url =
                 workload.onApache
                 ? "\(apache.baseURL)\(workload.path)" : "https://localhost:\(nginx.httpsPort)\(workload.path)"

@@ -11,6 +11,7 @@ if arguments.first == "--worker" {
 do {
     var repetitions = 3
     var output: String? = nil
+    var only: String? = nil
     var index = 0
     while index < arguments.count {
         switch arguments[index] {
@@ -24,15 +25,19 @@ do {
             index += 1
             guard index < arguments.count else { throw BenchmarkError("--output needs a file") }
             output = arguments[index]
+        case "--only":
+            index += 1
+            guard index < arguments.count else { throw BenchmarkError("--only needs part of a workload name") }
+            only = arguments[index]
         case "--help", "-h":
-            print("usage: sesame-bench [--repetitions N] [--output FILE.md]")
+            print("usage: sesame-bench [--repetitions N] [--output FILE.md] [--only NAME-PART]")
             exit(0)
         default:
             throw BenchmarkError("unknown option \(arguments[index])")
         }
         index += 1
     }
-    let table = try await Harness(repetitions: repetitions).run()
+    let table = try await Harness(repetitions: repetitions, only: only).run()
     print(table)
     if let output { try Data(table.utf8).write(to: URL(fileURLWithPath: output)) }
 } catch {

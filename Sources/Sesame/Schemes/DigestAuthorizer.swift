@@ -74,7 +74,7 @@ final class DigestAuthorizer: Sendable {
     }
 
     static let randomCnonce: @Sendable () -> String = {
-        (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+        hexString((0..<16).map { _ in UInt8.random(in: 0...255) })
     }
 
     /// "Digest SHA-256 qop=auth" for traces.
@@ -103,7 +103,7 @@ final class DigestAuthorizer: Sendable {
             }
         }
         let a2 = qop == "auth-int" ? "\(method):\(uri):\(try bodyHash())" : "\(method):\(uri)"
-        let nc = String(format: "%08x", count)
+        let nc = hexString(withUnsafeBytes(of: UInt32(truncatingIfNeeded: count).bigEndian) { Array($0) })
         let response =
             if let qop {
                 h("\(ha1):\(challenge.nonce):\(nc):\(cnonce):\(qop):\(h(a2))")
