@@ -5,6 +5,8 @@
 #include <openssl/provider.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
+#include <openssl/x509v3.h>
 
 // MARK: - Version gates
 
@@ -173,3 +175,55 @@ uint32_t CSesameShims_EPOLLOUT(void) { return EPOLLOUT; }
 uint32_t CSesameShims_EPOLLERR(void) { return EPOLLERR; }
 uint32_t CSesameShims_EPOLLHUP(void) { return EPOLLHUP; }
 uint32_t CSesameShims_EPOLLRDHUP(void) { return EPOLLRDHUP; }
+
+// MARK: - Name constraints (STACK_OF(GENERAL_SUBTREE) is macro-only)
+
+int CSesameShims_name_constraints(const X509 *x509, int *critical, int *permitted, int *excluded) {
+    int crit = -1;
+    NAME_CONSTRAINTS *constraints = X509_get_ext_d2i(x509, NID_name_constraints, &crit, NULL);
+    *critical = crit;
+    if (constraints == NULL) return crit == -1 ? -1 : 0;
+    *permitted = constraints->permittedSubtrees ? sk_GENERAL_SUBTREE_num(constraints->permittedSubtrees) : 0;
+    *excluded = constraints->excludedSubtrees ? sk_GENERAL_SUBTREE_num(constraints->excludedSubtrees) : 0;
+    NAME_CONSTRAINTS_free(constraints);
+    return 1;
+}
+
+int CSesameShims_name_constraints_excluded_dns(const X509 *x509, int index, char *buffer, int capacity) {
+    NAME_CONSTRAINTS *constraints = X509_get_ext_d2i(x509, NID_name_constraints, NULL, NULL);
+    if (constraints == NULL) return -1;
+    int length = -1;
+    if (constraints->excludedSubtrees && index < sk_GENERAL_SUBTREE_num(constraints->excludedSubtrees)) {
+        GENERAL_SUBTREE *subtree = sk_GENERAL_SUBTREE_value(constraints->excludedSubtrees, index);
+        if (subtree->base && subtree->base->type == GEN_DNS) {
+            const ASN1_STRING *name = subtree->base->d.dNSName;
+            length = ASN1_STRING_length(name);
+            if (length >= capacity) length = capacity - 1;
+            memcpy(buffer, ASN1_STRING_get0_data(name), (size_t)length);
+            buffer[length] = 0;
+        }
+    }
+    NAME_CONSTRAINTS_free(constraints);
+    return length;
+}
+
+// MARK: - Authority key identifier and information access
+
+int CSesameShims_authority_key_id(const X509 *x509, int *has_key_id, int *has_issuer, int *has_serial) {
+    int crit = -1;
+    AUTHORITY_KEYID *aki = X509_get_ext_d2i(x509, NID_authority_key_identifier, &crit, NULL);
+    if (aki == NULL) return crit == -1 ? -1 : 0;
+    *has_key_id = aki->keyid != NULL;
+    *has_issuer = aki->issuer != NULL;
+    *has_serial = aki->serial != NULL;
+    AUTHORITY_KEYID_free(aki);
+    return 1;
+}
+
+int CSesameShims_information_access(const X509 *x509) {
+    int crit = -1;
+    AUTHORITY_INFO_ACCESS *info = X509_get_ext_d2i(x509, NID_info_access, &crit, NULL);
+    if (info == NULL) return crit == -1 ? -1 : 0;
+    AUTHORITY_INFO_ACCESS_free(info);
+    return 1;
+}

@@ -103,6 +103,15 @@ uint32_t CSesameShims_EPOLLERR(void);
 uint32_t CSesameShims_EPOLLHUP(void);
 uint32_t CSesameShims_EPOLLRDHUP(void);
 
+/// Name constraints of a certificate: -1 absent, 0 malformed, 1 present (counts and criticality set).
+int CSesameShims_name_constraints(const X509 *x509, int *critical, int *permitted, int *excluded);
+/// The DNS name of excluded subtree `index` into `buffer`; its length, or -1 when not a DNS name.
+int CSesameShims_name_constraints_excluded_dns(const X509 *x509, int index, char *buffer, int capacity);
+/// Authority key identifier parts: -1 absent, 0 malformed, 1 present.
+int CSesameShims_authority_key_id(const X509 *x509, int *has_key_id, int *has_issuer, int *has_serial);
+/// Authority information access: -1 absent, 0 malformed, 1 well-formed.
+int CSesameShims_information_access(const X509 *x509);
+
 #pragma clang assume_nonnull end
 
 #endif

@@ -33,12 +33,14 @@ public enum CertificateChainEvaluator {
     ///   - host: a DNS name or an IP literal (IPv6 with or without brackets) to check; `nil` skips
     ///     the host check.
     ///   - date: the validation time; `nil` is now.
+    ///   - maximumDepth: the most intermediates allowed between the leaf and the anchor.
     /// - Returns: the result with every failure reason.
     public static func evaluate(
         chain: [Certificate],
         roots: TrustRoots,
         host: String?,
-        at date: Date? = nil
+        at date: Date? = nil,
+        maximumDepth: Int? = nil
     ) -> TrustEvaluationResult {
         guard let leaf = chain.first else {
             return TrustEvaluationResult(
@@ -89,6 +91,7 @@ public enum CertificateChainEvaluator {
         let parameters = X509_STORE_CTX_get0_param(context)
         if roots.allowsPartialChains { X509_VERIFY_PARAM_set_flags(parameters, UInt(X509_V_FLAG_PARTIAL_CHAIN)) }
         if let date { X509_VERIFY_PARAM_set_time(parameters, time_t(date.timeIntervalSince1970)) }
+        if let maximumDepth { X509_VERIFY_PARAM_set_depth(parameters, Int32(clamping: maximumDepth)) }
         var hostFailure: TrustFailureReason? = nil
         if let host {
             hostFailure = HostCheck.configure(parameters, host: host)
@@ -115,6 +118,8 @@ public enum CertificateChainEvaluator {
         var built: [Certificate] = []
         if let stack = X509_STORE_CTX_get1_chain(context) { built = Identity.takeStack(stack) }
         _ = OpenSSLErrorStack.drain()
+        // OpenSSL's verification passes certificates the web PKI refuses: check the built chain.
+        failures += WebPKIProfile.violations(in: built.isEmpty ? chain : built, host: host)
         return TrustEvaluationResult(failures: failures, verifiedChain: built)
     }
 }

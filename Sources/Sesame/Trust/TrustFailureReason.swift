@@ -13,6 +13,9 @@ public struct TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
         case badSignature = "bad signature"
         case revoked = "revoked"
         case malformed = "malformed certificate"
+        /// The chain verifies, but breaks the web PKI profile (RFC 5280, CA/Browser Forum
+        /// Baseline Requirements): a CA leaf, a missing or invalid SAN, a bad key, ...
+        case policyViolation = "violates the web PKI profile"
         case rejectedByDelegate = "rejected by delegate"
         case other = "other"
     }

@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+
+@testable import Sesame
+
+/// x509-limbo's SERVER cases through ``CertificateChainEvaluator``: agreement with the expected
+/// result, and (what matters most) the cases accepted that must be rejected. The figures are
+/// printed; the test fails when a wrongly accepted case appears that is not in the known list.
+@Suite struct LimboConformanceTests {
+    struct Suite: Decodable {
+        let testcases: [Case]
+    }
+
+    struct PeerName: Decodable {
+        let kind: String
+        let value: String
+    }
+
+    struct Case: Decodable {
+        let id: String
+        let validation_kind: String
+        let trusted_certs: [String]
+        let untrusted_intermediates: [String]
+        let peer_certificate: String
+        let validation_time: String?
+        let expected_peer_name: PeerName?
+        let crls: [String]
+        let max_chain_depth: Int?
+        let expected_result: String
+    }
+
+    enum Outcome: String {
+        case agree, wronglyAccepted, wronglyRejected, skipped
+    }
+
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+
+    /// Cases Sesame still accepts though they must be rejected; shrink it, never grow it.
+    static let knownWronglyAccepted: Set<String> = []
+
+    static func run(_ testCase: Case) throws -> (Outcome, String) {
+        guard testCase.crls.isEmpty else { return (.skipped, "CRLs") }
+        let anchors = try testCase.trusted_certs.map { try Certificate(pemEncoded: $0) }
+        let chain = try ([testCase.peer_certificate] + testCase.untrusted_intermediates).map {
+            try Certificate(pemEncoded: $0)
+        }
+        let date = testCase.validation_time.flatMap { text -> Date? in
+            let formatter = ISO8601DateFormatter()
+            if let date = formatter.date(from: text) { return date }
+            formatter.formatOptions.insert(.withFractionalSeconds)
+            return formatter.date(from: text)
+        }
+        let host: String?
+        switch testCase.expected_peer_name?.kind {
+        case "DNS", "IP": host = testCase.expected_peer_name?.value
+        case nil: host = nil
+        default: return (.skipped, "peer name kind \(testCase.expected_peer_name?.kind ?? "")")
+        }
+        let result = CertificateChainEvaluator.evaluate(
+            chain: chain,
+            roots: .anchors(anchors),
+            host: host,
+            at: date,
+            maximumDepth: testCase.max_chain_depth
+        )
+        let accepted = result.isTrusted
+        let expected = testCase.expected_result == "SUCCESS"
+        if accepted == expected { return (.agree, "\(result)") }
+        return (accepted ? .wronglyAccepted : .wronglyRejected, "\(result)")
+    }
+
+    @Test func serverCases() throws {
+        let data = try Data(contentsOf: Self.folder.appendingPathComponent("limbo.json"))
+        let suite = try JSONDecoder().decode(Suite.self, from: data)
+        var counts: [Outcome: Int] = [:]
+        var wronglyAccepted: [String] = []
+        var report: [String] = []
+        for testCase in suite.testcases where testCase.validation_kind == "SERVER" {
+            let (outcome, detail): (Outcome, String)
+            do {
+                (outcome, detail) = try Self.run(testCase)
+            } catch {
+                (outcome, detail) = (testCase.expected_result == "FAILURE" ? .agree : .wronglyRejected, "\(error)")
+            }
+            counts[outcome, default: 0] += 1
+            if outcome == .wronglyAccepted { wronglyAccepted.append(testCase.id) }
+            if outcome != .agree { report.append("  \(outcome.rawValue) \(testCase.id): \(detail)") }
+        }
+        let total = counts.values.reduce(0, +)
+        print(
+            "x509-limbo SERVER cases: \(counts[.agree, default: 0]) of \(total) agree, "
+                + "\(counts[.wronglyAccepted, default: 0]) wrongly accepted, "
+                + "\(counts[.wronglyRejected, default: 0]) wrongly rejected, \(counts[.skipped, default: 0]) skipped"
+        )
+        print(report.joined(separator: "\n"))
+        let unexpected = Set(wronglyAccepted).subtracting(Self.knownWronglyAccepted)
+        #expect(unexpected.isEmpty, "newly accepted though they must be rejected: \(unexpected.sorted())")
+    }
+}
