@@ -20,7 +20,7 @@ install_httpbin() {
     "$venv/bin/pip" install -q --disable-pip-version-check 'httpbin==0.10.4' 'gunicorn>=21,<24'
 }
 
-packages=(libssl-dev zlib1g-dev pkg-config openssl ca-certificates nginx apache2 apache2-utils curl libcurl4-openssl-dev python3 python3-venv)
+packages=(libssl-dev zlib1g-dev pkg-config openssl ca-certificates publicsuffix nginx apache2 apache2-utils curl libcurl4-openssl-dev python3 python3-venv)
 missing=()
 for package in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
