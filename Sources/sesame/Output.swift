@@ -35,6 +35,10 @@ enum Usage {
               --cacert FILE          trust only the CA certificates in FILE (PEM or DER)
               --capath DIR           trust only the CA certificates in DIR
           -k, --insecure             do NOT check the server's certificate (prints a warning)
+              --pin-cert FILE        pin the certificates in FILE (repeatable): the validated chain
+                                     must contain one of their public keys (or, with
+                                     --pinning-mode certificate, chain up to one of them)
+              --pinning-mode MODE    none, certificate or publickey (default with --pin-cert)
           -f, --fail                 no body and exit code 8 when the status is 400 or above
           -u, --user USER[:PASS]     answer authentication challenges as USER (asks for the password
                                      on the terminal when PASS is left out); a 401 after the

@@ -141,4 +141,19 @@ import Testing
             #expect(help.contains(option), "\(option) is not in --help")
         }
     }
+
+    @Test func pinnedCertificatesDecideWithTheirPublicKeys() async throws {
+        let root = try writeRoot()
+        let origin = try server(tls: true) { _ in .text("pinned ok") }
+        defer { origin.shutdown() }
+        let good = try sesame(["--cacert", root, "--pin-cert", root, origin.baseURL + "/"])
+        #expect(good.status == 0, "\(good.stderr)")
+        #expect(good.stdout == "pinned ok")
+        let other = FileManager.default.temporaryDirectory.appendingPathComponent("other-\(UUID().uuidString).pem").path
+        try Data(Self.pki.untrustedRoot.certificatePEM.utf8).write(to: URL(fileURLWithPath: other))
+        let bad = try sesame(["--cacert", root, "--pin-cert", other, origin.baseURL + "/"])
+        #expect(bad.status == 4, "\(bad.stderr)")
+        let usage = try sesame(["--pinning-mode", "certificate", origin.baseURL + "/"])
+        #expect(usage.status == 2)
+    }
 }

@@ -99,7 +99,7 @@ extension Session {
     static func challengeHooks(for reference: SessionReference) -> TLSHandshakeHooks {
         TLSHandshakeHooks(
             serverTrust: { trust in
-                guard let session = reference.session else { return trust.evaluate().isTrusted }
+                guard let session = reference.session else { return false }
                 return try await session.decideTrust(trust)
             },
             clientCertificate: { request in
@@ -133,10 +133,16 @@ extension Session {
             // Accept only the trust this handshake presented.
             return accepted.peerChain == trust.peerChain
         case .performDefaultHandling, .rejectProtectionSpace:
-            return trust.evaluate().isTrusted
+            return defaultTrustDecision(trust)
         case .cancelAuthenticationChallenge:
             throw SesameError(.authenticationCancelled, "the server-trust challenge for \(trust.host) was cancelled")
         }
+    }
+
+    /// Default handling of a server trust: the configured security policy, else standard evaluation.
+    func defaultTrustDecision(_ trust: ServerTrust) -> Bool {
+        if let policy = configuration.securityPolicy { return policy.evaluate(trust, forDomain: trust.host) }
+        return trust.evaluate().isTrusted
     }
 
     private func chooseIdentity(_ request: ClientCertificateRequest) async throws -> Identity? {

@@ -40,6 +40,8 @@ public final class Session: Sendable {
             let challengeHooks = Self.challengeHooks(for: reference)
             hooks.serverTrust = hooks.serverTrust ?? challengeHooks.serverTrust
             hooks.clientCertificate = hooks.clientCertificate ?? challengeHooks.clientCertificate
+        } else if let policy = configuration.securityPolicy, hooks.serverTrust == nil {
+            hooks.serverTrust = { trust in policy.evaluate(trust, forDomain: trust.host) }
         }
         let handshakeHooks = hooks
         let connectTimeout = configuration.connectTimeout

@@ -17,6 +17,9 @@ public struct SessionConfiguration: Sendable {
     public var defaultHeaders: HTTPHeaders = ["User-Agent": "Sesame/\(Sesame.version)", "Accept": "*/*"]
     /// TLS versions, ALPN and trust roots for `https` requests.
     public var tls: TLSConfiguration = .makeClientConfiguration()
+    /// How a server's certificate is judged when no delegate decides otherwise (default handling):
+    /// AFNetworking's policy with pinning. nil: standard evaluation against ``tls``'s trust roots.
+    public var securityPolicy: SecurityPolicy?
     /// The asynchronous trust and client-certificate decisions of every TLS handshake.
     public var handshakeHooks: TLSHandshakeHooks = .default
     /// Whether 301, 302, 303, 307 and 308 responses are followed.

@@ -101,6 +101,15 @@ enum FetchCommand {
             // curl's meaning: these replace the default bundle.
             configuration.tls.trustRoots = .anchors(anchors)
         }
+        if !options.pinnedCertificateFiles.isEmpty || options.pinningMode != nil {
+            var pinned = Set<Certificate>()
+            for file in options.pinnedCertificateFiles { pinned.formUnion(try Certificate.load(contentsOf: file)) }
+            let mode = options.pinningMode ?? .publicKey
+            guard mode == .none || !pinned.isEmpty else {
+                throw CommandError("--pinning-mode \(mode) needs --pin-cert FILE")
+            }
+            configuration.securityPolicy = SecurityPolicy(pinningMode: mode, pinnedCertificates: pinned)
+        }
         if options.insecure {
             configuration.handshakeHooks.serverTrust = { _ in true }
         }

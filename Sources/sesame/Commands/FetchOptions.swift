@@ -28,12 +28,14 @@ struct FetchOptions {
     var netrcFile: String?
     var credentialStore: String?
     var saveCredentials = false
+    var pinnedCertificateFiles: [String] = []
+    var pinningMode: SecurityPolicy.PinningMode?
 
     static let arguments = Arguments(
         valued: [
             "-X", "--request", "-H", "--header", "-d", "--data", "--data-binary", "--data-raw", "-o", "--output",
             "--max-redirs", "--connect-timeout", "-m", "--max-time", "--cacert", "--capath", "--url", "-u", "--user",
-            "--netrc-file", "--credential-store",
+            "--netrc-file", "--credential-store", "--pin-cert", "--pinning-mode",
         ],
         switches: [
             "-i", "--include", "-v", "--verbose", "-s", "--silent", "-S", "--show-error", "-L", "--location", "-k",
@@ -76,6 +78,17 @@ struct FetchOptions {
                     options.netrcFile = value
                     options.usesNetrc = true
                 case "--credential-store": options.credentialStore = value
+                case "--pin-cert": options.pinnedCertificateFiles.append(value)
+                case "--pinning-mode":
+                    switch value.lowercased() {
+                    case "none": options.pinningMode = SecurityPolicy.PinningMode.none
+                    case "certificate": options.pinningMode = .certificate
+                    case "publickey", "public-key": options.pinningMode = .publicKey
+                    default:
+                        throw Arguments.UsageError(
+                            description: "--pinning-mode is none, certificate or publickey, not '\(value)'"
+                        )
+                    }
                 default: throw Arguments.UsageError(description: "unknown option \(name)")
                 }
             case .option(let name, nil):

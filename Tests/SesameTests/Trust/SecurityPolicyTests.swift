@@ -115,4 +115,34 @@ import Testing
         let error = #expect(throws: SesameError.self) { try SecurityPolicy.certificates(inDirectory: directory) }
         #expect(error?.description.contains("broken.der") == true)
     }
+
+    @Test func aSessionAppliesItsPolicyWhenNoDelegateDecides() async throws {
+        let origin = try server(tls: true) { _ in .text("ok") }
+        defer { origin.shutdown() }
+        let pinned = testSession {
+            $0.securityPolicy = SecurityPolicy(
+                pinningMode: .publicKey,
+                pinnedCertificates: [self.pki.intermediate.certificate]
+            )
+        }
+        let (_, response) = try await pinned.data(from: url(origin, "/"))
+        #expect(response.status == 200)
+        let wrongPin = testSession {
+            $0.securityPolicy = SecurityPolicy(
+                pinningMode: .publicKey,
+                pinnedCertificates: [self.pki.untrustedRoot.certificate]
+            )
+        }
+        let error = await #expect(throws: SesameError.self) { _ = try await wrongPin.data(from: url(origin, "/")) }
+        #expect(error?.code == .serverTrustRejected)
+        // The pin never replaces validation: a pinned key in an untrusted chain is still refused.
+        let unvalidated = testSession {
+            $0.tls.trustRoots = .anchors([])
+            $0.securityPolicy = SecurityPolicy(
+                pinningMode: .publicKey,
+                pinnedCertificates: [self.pki.intermediate.certificate]
+            )
+        }
+        await #expect(throws: SesameError.self) { _ = try await unvalidated.data(from: url(origin, "/")) }
+    }
 }
