@@ -133,16 +133,26 @@ extension Session {
             // Accept only the trust this handshake presented.
             return accepted.peerChain == trust.peerChain
         case .performDefaultHandling, .rejectProtectionSpace:
-            return defaultTrustDecision(trust)
+            return try Self.defaultTrustDecision(trust, configuration)
         case .cancelAuthenticationChallenge:
             throw SesameError(.authenticationCancelled, "the server-trust challenge for \(trust.host) was cancelled")
         }
     }
 
-    /// Default handling of a server trust: the configured security policy, else standard evaluation.
-    func defaultTrustDecision(_ trust: ServerTrust) -> Bool {
-        if let policy = configuration.securityPolicy { return policy.evaluate(trust, forDomain: trust.host) }
-        return trust.evaluate().isTrusted
+    /// Default handling of a server trust: the host's evaluator in the trust manager, else the
+    /// security policy, else standard evaluation. Throws the refusal with its reasons.
+    static func defaultTrustDecision(_ trust: ServerTrust, _ configuration: SessionConfiguration) throws -> Bool {
+        let host = trust.host
+        if let manager = configuration.serverTrustManager,
+            let evaluator = try manager.serverTrustEvaluator(forHost: host)
+        {
+            try evaluator.evaluate(trust, forHost: host)
+        } else if let policy = configuration.securityPolicy {
+            try policy.evaluate(trust, forHost: host)
+        } else {
+            try trust.evaluate().requireTrusted("\(host):\(trust.port)")
+        }
+        return true
     }
 
     private func chooseIdentity(_ request: ClientCertificateRequest) async throws -> Identity? {

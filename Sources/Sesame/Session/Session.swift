@@ -40,8 +40,10 @@ public final class Session: Sendable {
             let challengeHooks = Self.challengeHooks(for: reference)
             hooks.serverTrust = hooks.serverTrust ?? challengeHooks.serverTrust
             hooks.clientCertificate = hooks.clientCertificate ?? challengeHooks.clientCertificate
-        } else if let policy = configuration.securityPolicy, hooks.serverTrust == nil {
-            hooks.serverTrust = { trust in policy.evaluate(trust, forDomain: trust.host) }
+        } else if configuration.securityPolicy != nil || configuration.serverTrustManager != nil,
+            hooks.serverTrust == nil
+        {
+            hooks.serverTrust = { [configuration] trust in try Self.defaultTrustDecision(trust, configuration) }
         }
         let handshakeHooks = hooks
         let connectTimeout = configuration.connectTimeout

@@ -20,6 +20,9 @@ public struct SessionConfiguration: Sendable {
     /// How a server's certificate is judged when no delegate decides otherwise (default handling):
     /// AFNetworking's policy with pinning. nil: standard evaluation against ``tls``'s trust roots.
     public var securityPolicy: SecurityPolicy?
+    /// Per-host evaluators (exact and wildcard host keys), used before ``securityPolicy``; with
+    /// ``ServerTrustManager/allHostsMustBeEvaluated`` a host without one is refused.
+    public var serverTrustManager: ServerTrustManager?
     /// The asynchronous trust and client-certificate decisions of every TLS handshake.
     public var handshakeHooks: TLSHandshakeHooks = .default
     /// Whether 301, 302, 303, 307 and 308 responses are followed.

@@ -1,0 +1,113 @@
+import Foundation
+
+/// Judges a server's certificate chain for a host (Alamofire's `ServerTrustEvaluating`): returns
+/// when the server is trusted, throws ``SesameError/Code/serverTrustRejected`` naming every reason
+/// when it is not.
+public protocol ServerTrustEvaluating: Sendable {
+    func evaluate(_ trust: ServerTrust, forHost host: String) throws
+}
+
+extension ServerTrustEvaluating {
+    /// The refusal error with `reasons`.
+    static func rejection(_ host: String, _ reasons: [String]) -> SesameError {
+        SesameError(.serverTrustRejected, "\(host): " + reasons.joined(separator: "; "))
+    }
+}
+
+extension TrustEvaluationResult {
+    /// Throws the chain's failures, if any.
+    func requireTrusted(_ host: String) throws {
+        guard isTrusted else {
+            throw SesameError(.serverTrustRejected, "\(host): " + failures.map(\.description).joined(separator: "; "))
+        }
+    }
+}
+
+/// Standard evaluation: the chain against the trust roots, and the host's name (unless turned off).
+public struct DefaultTrustEvaluator: ServerTrustEvaluating {
+    public let validatesHost: Bool
+
+    public init(validatesHost: Bool = true) { self.validatesHost = validatesHost }
+
+    public func evaluate(_ trust: ServerTrust, forHost host: String) throws {
+        try CertificateChainEvaluator.evaluate(
+            chain: trust.peerChain,
+            roots: trust.trustRoots,
+            host: validatesHost ? host : nil
+        )
+        .requireTrusted(host)
+    }
+}
+
+/// The chain must include one of these certificates (by default on top of standard validation; or,
+/// with `performsDefaultValidation` off, with them as the only anchors).
+public struct PinnedCertificatesTrustEvaluator: ServerTrustEvaluating {
+    public let certificates: Set<Certificate>
+    public let performsDefaultValidation: Bool
+    public let validatesHost: Bool
+
+    public init(certificates: Set<Certificate>, performsDefaultValidation: Bool = true, validatesHost: Bool = true) {
+        self.certificates = certificates
+        self.performsDefaultValidation = performsDefaultValidation
+        self.validatesHost = validatesHost
+    }
+
+    public func evaluate(_ trust: ServerTrust, forHost host: String) throws {
+        var policy = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: certificates)
+        policy.validatesDomainName = validatesHost
+        if performsDefaultValidation {
+            // Valid under the configured roots first, then pinned.
+            try DefaultTrustEvaluator(validatesHost: validatesHost).evaluate(trust, forHost: host)
+        }
+        let evaluation = policy.evaluation(of: trust, forDomain: host)
+        guard evaluation.isTrusted else { throw Self.rejection(host, [evaluation.description]) }
+    }
+}
+
+/// A public key of the validated chain must be one of these.
+public struct PublicKeysTrustEvaluator: ServerTrustEvaluating {
+    public let keys: Set<PublicKey>
+    public let validatesHost: Bool
+
+    public init(keys: Set<PublicKey>, validatesHost: Bool = true) {
+        self.keys = keys
+        self.validatesHost = validatesHost
+    }
+
+    public func evaluate(_ trust: ServerTrust, forHost host: String) throws {
+        let result = CertificateChainEvaluator.evaluate(
+            chain: trust.peerChain,
+            roots: trust.trustRoots,
+            host: validatesHost ? host : nil
+        )
+        try result.requireTrusted(host)
+        guard result.verifiedChain.contains(where: { keys.contains($0.publicKey) }) else {
+            throw Self.rejection(host, ["no pinned public key in the validated chain"])
+        }
+    }
+}
+
+/// Every evaluator must pass.
+public struct CompositeTrustEvaluator: ServerTrustEvaluating {
+    public let evaluators: [any ServerTrustEvaluating]
+
+    public init(_ evaluators: [any ServerTrustEvaluating]) { self.evaluators = evaluators }
+
+    public func evaluate(_ trust: ServerTrust, forHost host: String) throws {
+        for evaluator in evaluators { try evaluator.evaluate(trust, forHost: host) }
+    }
+}
+
+/// Accepts every server, with no check at all. For tests against throwaway servers only: anyone
+/// on the path can read and change such a connection.
+public struct InsecureDisabledTrustEvaluator: ServerTrustEvaluating {
+    public init() {}
+    public func evaluate(_ trust: ServerTrust, forHost host: String) throws {}
+}
+
+extension SecurityPolicy: ServerTrustEvaluating {
+    public func evaluate(_ trust: ServerTrust, forHost host: String) throws {
+        let evaluation = evaluation(of: trust, forDomain: host)
+        guard evaluation.isTrusted else { throw Self.rejection(host, [evaluation.description]) }
+    }
+}
