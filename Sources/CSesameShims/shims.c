@@ -227,3 +227,9 @@ int CSesameShims_information_access(const X509 *x509) {
     AUTHORITY_INFO_ACCESS_free(info);
     return 1;
 }
+
+// MARK: - CRL stacks
+
+STACK_OF(X509_CRL) *CSesameShims_sk_X509_CRL_new_null(void) { return sk_X509_CRL_new_null(); }
+int CSesameShims_sk_X509_CRL_push(STACK_OF(X509_CRL) *stack, X509_CRL *crl) { return sk_X509_CRL_push(stack, crl); }
+void CSesameShims_sk_X509_CRL_free(STACK_OF(X509_CRL) *stack) { sk_X509_CRL_free(stack); }

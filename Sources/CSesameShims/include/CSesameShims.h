@@ -112,6 +112,11 @@ int CSesameShims_authority_key_id(const X509 *x509, int *has_key_id, int *has_is
 /// Authority information access: -1 absent, 0 malformed, 1 well-formed.
 int CSesameShims_information_access(const X509 *x509);
 
+/// STACK_OF(X509_CRL) accessors (macros in OpenSSL); the stack does not own its CRLs.
+STACK_OF(X509_CRL) *_Nullable CSesameShims_sk_X509_CRL_new_null(void);
+int CSesameShims_sk_X509_CRL_push(STACK_OF(X509_CRL) *stack, X509_CRL *crl);
+void CSesameShims_sk_X509_CRL_free(STACK_OF(X509_CRL) *_Nullable stack);
+
 #pragma clang assume_nonnull end
 
 #endif

@@ -34,13 +34,16 @@ public enum CertificateChainEvaluator {
     ///     the host check.
     ///   - date: the validation time; `nil` is now.
     ///   - maximumDepth: the most intermediates allowed between the leaf and the anchor.
+    ///   - crls: revocation lists to check every certificate of the chain against (none: no
+    ///     revocation check).
     /// - Returns: the result with every failure reason.
     public static func evaluate(
         chain: [Certificate],
         roots: TrustRoots,
         host: String?,
         at date: Date? = nil,
-        maximumDepth: Int? = nil
+        maximumDepth: Int? = nil,
+        crls: [CertificateRevocationList] = []
     ) -> TrustEvaluationResult {
         guard let leaf = chain.first else {
             return TrustEvaluationResult(
@@ -92,6 +95,14 @@ public enum CertificateChainEvaluator {
         if roots.allowsPartialChains { X509_VERIFY_PARAM_set_flags(parameters, UInt(X509_V_FLAG_PARTIAL_CHAIN)) }
         if let date { X509_VERIFY_PARAM_set_time(parameters, time_t(date.timeIntervalSince1970)) }
         if let maximumDepth { X509_VERIFY_PARAM_set_depth(parameters, Int32(clamping: maximumDepth)) }
+        // The CRLs apply to this verification only (the store may be shared).
+        let crlStack = crls.isEmpty ? nil : CSesameShims_sk_X509_CRL_new_null()
+        defer { CSesameShims_sk_X509_CRL_free(crlStack) }
+        if let crlStack {
+            for crl in crls { CSesameShims_sk_X509_CRL_push(crlStack, crl.box.pointer) }
+            X509_STORE_CTX_set0_crls(context, crlStack)
+            X509_VERIFY_PARAM_set_flags(parameters, UInt(X509_V_FLAG_CRL_CHECK | X509_V_FLAG_CRL_CHECK_ALL))
+        }
         var hostFailure: TrustFailureReason? = nil
         if let host {
             hostFailure = HostCheck.configure(parameters, host: host)
