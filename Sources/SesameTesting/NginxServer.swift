@@ -30,6 +30,11 @@ public final class NginxServer: Sendable {
     /// The users `/basic/` accepts, by name.
     public static let basicUsers = ["user": "passwd", "test": "123£"]
 
+    /// HTTPS ports serving certificates that must fail (or pass) in specific ways, by name:
+    /// `expired`, `wrong-host`, `untrusted-root`, `self-signed`, `leaf-only` (the intermediate is
+    /// not sent) and `rsa` (a valid RSA-2048 leaf; the main port's is ECDSA P-256).
+    public let trustCasePorts: [String: Int]
+
     public init(pki: TestPKI) async throws {
         let nginx = "/usr/sbin/nginx"
         guard FileManager.default.isExecutableFile(atPath: nginx) else {
@@ -55,10 +60,37 @@ public final class NginxServer: Sendable {
         try Data((users + "\n").utf8).write(to: htpasswd)
         chmod(htpasswd.path, 0o644)
 
+        // The certificates of the trust cases, written next to the configuration.
+        let cases: [(String, TestIssuedCertificate, Bool)] = [
+            ("expired", try pki.expiredLeaf(), true),
+            ("wrong-host", try pki.wrongHostLeaf(), true),
+            ("untrusted-root", try pki.untrustedLeaf(), true),
+            ("self-signed", try pki.selfSignedLeaf(), true),
+            ("leaf-only", try pki.leaf(), false),
+            ("rsa", try pki.leaf(key: .rsa2048), true),
+        ]
+        var caseFiles: [(String, String, String)] = []
+        for (name, issued, withChain) in cases {
+            let (certificatePath, keyPath) = try issued.write(to: prefix, name: "case-\(name)")
+            if !withChain { try Data(issued.certificatePEM.utf8).write(to: URL(fileURLWithPath: certificatePath)) }
+            chmod(keyPath, 0o644)
+            caseFiles.append((name, certificatePath, keyPath))
+        }
         var lastError: (any Error)? = nil
         for _ in 0..<5 {
             let http = LoopbackPort.unused()
             let https = LoopbackPort.unused()
+            let casePorts = Dictionary(uniqueKeysWithValues: caseFiles.map { ($0.0, LoopbackPort.unused()) })
+            let caseServers = caseFiles.map { name, certificatePath, keyPath in
+                """
+                server {
+                    listen 127.0.0.1:\(casePorts[name] ?? 0) ssl;
+                    ssl_certificate \(certificatePath);
+                    ssl_certificate_key \(keyPath);
+                    location / { default_type text/plain; return 200 "\(name)"; }
+                }
+                """
+            }.joined(separator: "\n")
             let configuration = """
                 worker_processes 1;
                 daemon off;
@@ -112,6 +144,7 @@ public final class NginxServer: Sendable {
                         }
                         location @basic_redirect_cross { return 302 http://127.0.0.1:\(http)/echo; }
                     }
+                    \(caseServers)
                 }
                 """
             let configurationPath = prefix.appendingPathComponent("nginx.conf").path
@@ -122,9 +155,10 @@ public final class NginxServer: Sendable {
                 environment: [:],
                 logPath: prefix.appendingPathComponent("stderr.log").path
             )
-            if await LoopbackPort.waitUntilListening([http, https], isAlive: { process.isRunning }) {
+            if await LoopbackPort.waitUntilListening([http, https] + casePorts.values, isAlive: { process.isRunning }) {
                 httpPort = http
                 httpsPort = https
+                trustCasePorts = casePorts
                 self.process = process
                 return
             }

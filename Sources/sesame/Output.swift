@@ -13,6 +13,9 @@ enum Usage {
     static let text = """
         usage: sesame [fetch] URL [options]      one HTTP(S) request, curl's option names
                sesame credentials list | add | remove | default [URL -u USER[:PASS] --realm R]
+               sesame trust https://HOST[:PORT]/ [--cacert F] [--json]
+               sesame trust evaluate --leaf F [--intermediates F] --anchors F [--host H | --ip A]
+                                     [--at RFC3339] [--crl F] [--json]
                sesame demo [--step NAME] [--list]
                sesame --version | --help
 
@@ -39,6 +42,11 @@ enum Usage {
                                      must contain one of their public keys (or, with
                                      --pinning-mode certificate, chain up to one of them)
               --pinning-mode MODE    none, certificate or publickey (default with --pin-cert)
+              --pinnedpubkey PINS    sha256//BASE64[;sha256//...]: a public key of the validated
+                                     chain must have one of these SPKI hashes (curl's syntax)
+              --crl FILE             check every certificate of the chain against this CRL
+                                     (DER or PEM; repeatable; nothing is fetched)
+              --no-validate-domain   do not check the certificate's names against the host
           -f, --fail                 no body and exit code 8 when the status is 400 or above
           -u, --user USER[:PASS]     answer authentication challenges as USER (asks for the password
                                      on the terminal when PASS is left out); a 401 after the
@@ -63,6 +71,11 @@ enum Usage {
           remove URL -u USER [--realm R] [--method M]
           default URL -u USER [--realm R] [--method M]
           (each takes --credential-store FILE; without --realm the credential serves every realm)
+
+        trust:
+          explains a server's chain: each certificate (subject, issuer, validity, SANs, SPKI pin),
+          the evaluation with every reason, and the validated chain's pins ready to paste;
+          'evaluate' does the same offline. Exit 0 when trusted, 4 when not.
 
         demo:
           a tour of Sesame against servers started in this process on loopback with a fresh

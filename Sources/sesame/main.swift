@@ -13,6 +13,8 @@ case nil, "--help", "-h", "help":
     status = .ok
 case "demo":
     status = await DemoCommand.run(arguments: Array(arguments.dropFirst()))
+case "trust":
+    status = await TrustCommand.run(arguments: Array(arguments.dropFirst()))
 case "credentials":
     status = CredentialsCommand.run(arguments: Array(arguments.dropFirst()))
 case "fetch":

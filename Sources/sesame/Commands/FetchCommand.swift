@@ -101,6 +101,17 @@ enum FetchCommand {
             // curl's meaning: these replace the default bundle.
             configuration.tls.trustRoots = .anchors(anchors)
         }
+        try configureTrust(&configuration, options)
+        if options.insecure {
+            configuration.handshakeHooks.serverTrust = { _ in true }
+        }
+        return configuration
+    }
+
+    /// `--pin-cert`, `--pinning-mode`, `--pinnedpubkey`, `--crl` and `--no-validate-domain`: one
+    /// evaluator for every host, all of whose checks must pass.
+    private static func configureTrust(_ configuration: inout SessionConfiguration, _ options: FetchOptions) throws {
+        var evaluators: [any ServerTrustEvaluating] = []
         if !options.pinnedCertificateFiles.isEmpty || options.pinningMode != nil {
             var pinned = Set<Certificate>()
             for file in options.pinnedCertificateFiles { pinned.formUnion(try Certificate.load(contentsOf: file)) }
@@ -108,12 +119,31 @@ enum FetchCommand {
             guard mode == .none || !pinned.isEmpty else {
                 throw CommandError("--pinning-mode \(mode) needs --pin-cert FILE")
             }
-            configuration.securityPolicy = SecurityPolicy(pinningMode: mode, pinnedCertificates: pinned)
+            var policy = SecurityPolicy(pinningMode: mode, pinnedCertificates: pinned)
+            policy.validatesDomainName = options.validatesDomain
+            evaluators.append(policy)
         }
-        if options.insecure {
-            configuration.handshakeHooks.serverTrust = { _ in true }
+        let crls = try options.crlFiles.map { try CertificateRevocationList.load(contentsOf: $0) }
+        if !crls.isEmpty {
+            evaluators.append(RevocationTrustEvaluator(crls: crls, validatesHost: options.validatesDomain))
         }
-        return configuration
+        if !options.pinnedPublicKeys.isEmpty {
+            evaluators.append(
+                try PublicKeyPinsTrustEvaluator(
+                    pins: Set(options.pinnedPublicKeys),
+                    validatesHost: options.validatesDomain
+                )
+            )
+        }
+        if evaluators.isEmpty && !options.validatesDomain {
+            evaluators.append(DefaultTrustEvaluator(validatesHost: false))
+        }
+        guard !evaluators.isEmpty else { return }
+        configuration.serverTrustManager = ServerTrustManager(
+            allHostsMustBeEvaluated: false,
+            evaluators: [:],
+            defaultEvaluator: evaluators.count == 1 ? evaluators[0] : CompositeTrustEvaluator(evaluators)
+        )
     }
 
     private static func certificates(inDirectory path: String) throws -> [Certificate] {

@@ -29,17 +29,22 @@ struct FetchOptions {
     var credentialStore: String?
     var saveCredentials = false
     var pinnedCertificateFiles: [String] = []
+    var pinnedPublicKeys: [String] = []
+    var crlFiles: [String] = []
+    var validatesDomain = true
     var pinningMode: SecurityPolicy.PinningMode?
 
     static let arguments = Arguments(
         valued: [
             "-X", "--request", "-H", "--header", "-d", "--data", "--data-binary", "--data-raw", "-o", "--output",
             "--max-redirs", "--connect-timeout", "-m", "--max-time", "--cacert", "--capath", "--url", "-u", "--user",
-            "--netrc-file", "--credential-store", "--pin-cert", "--pinning-mode",
+            "--netrc-file", "--credential-store", "--pin-cert", "--pinning-mode", "--pinnedpubkey", "--crl",
+            "--crlfile",
         ],
         switches: [
             "-i", "--include", "-v", "--verbose", "-s", "--silent", "-S", "--show-error", "-L", "--location", "-k",
             "--insecure", "-f", "--fail", "--basic", "--digest", "--anyauth", "-n", "--netrc", "--save-credentials",
+            "--no-validate-domain",
         ]
     )
 
@@ -79,6 +84,12 @@ struct FetchOptions {
                     options.usesNetrc = true
                 case "--credential-store": options.credentialStore = value
                 case "--pin-cert": options.pinnedCertificateFiles.append(value)
+                case "--pinnedpubkey":
+                    // curl's syntax: sha256//BASE64, several joined with ';'.
+                    options.pinnedPublicKeys += value.split(separator: ";").map {
+                        $0.trimmingCharacters(in: .whitespaces)
+                    }
+                case "--crl", "--crlfile": options.crlFiles.append(value)
                 case "--pinning-mode":
                     switch value.lowercased() {
                     case "none": options.pinningMode = SecurityPolicy.PinningMode.none
@@ -111,6 +122,7 @@ struct FetchOptions {
                     options.digestOnly = false
                 case "-n", "--netrc": options.usesNetrc = true
                 case "--save-credentials": options.saveCredentials = true
+                case "--no-validate-domain": options.validatesDomain = false
                 default: throw Arguments.UsageError(description: "unknown option \(name)")
                 }
             }

@@ -111,3 +111,59 @@ extension SecurityPolicy: ServerTrustEvaluating {
         guard evaluation.isTrusted else { throw Self.rejection(host, [evaluation.description]) }
     }
 }
+
+/// Standard evaluation plus revocation: every certificate of the chain is checked against the
+/// caller's CRLs (nothing is fetched from the network).
+public struct RevocationTrustEvaluator: ServerTrustEvaluating {
+    public let crls: [CertificateRevocationList]
+    public let validatesHost: Bool
+
+    public init(crls: [CertificateRevocationList], validatesHost: Bool = true) {
+        self.crls = crls
+        self.validatesHost = validatesHost
+    }
+
+    public func evaluate(_ trust: ServerTrust, forHost host: String) throws {
+        try CertificateChainEvaluator.evaluate(
+            chain: trust.peerChain,
+            roots: trust.trustRoots,
+            host: validatesHost ? host : nil,
+            crls: crls
+        ).requireTrusted(host)
+    }
+}
+
+/// SPKI SHA-256 pins for every host, any one of which must be in the validated chain (curl's
+/// `--pinnedpubkey`, which takes a single pin). Apps should prefer ``PinSet``, which requires a
+/// backup pin.
+public struct PublicKeyPinsTrustEvaluator: ServerTrustEvaluating {
+    public let pins: Set<String>
+    public let validatesHost: Bool
+
+    /// - Throws: ``SesameError/Code/invalidArgument`` for a pin that is not `sha256/BASE64` (or curl's
+    ///   `sha256//BASE64`) of 32 bytes.
+    public init(pins: Set<String>, validatesHost: Bool = true) throws {
+        var normalized = Set<String>()
+        for pin in pins {
+            let text = pin.hasPrefix("sha256//") ? "sha256/" + pin.dropFirst(8) : pin
+            guard text.hasPrefix("sha256/"), Data(base64Encoded: String(text.dropFirst(7)))?.count == 32 else {
+                throw SesameError(.invalidArgument, "'\(pin)' is not a sha256//BASE64 public-key pin")
+            }
+            normalized.insert(text)
+        }
+        self.pins = normalized
+        self.validatesHost = validatesHost
+    }
+
+    public func evaluate(_ trust: ServerTrust, forHost host: String) throws {
+        let result = CertificateChainEvaluator.evaluate(
+            chain: trust.peerChain,
+            roots: trust.trustRoots,
+            host: validatesHost ? host : nil
+        )
+        try result.requireTrusted(host)
+        guard result.verifiedChain.contains(where: { pins.contains("sha256/" + $0.publicKey.sha256Pin) }) else {
+            throw Self.rejection(host, ["no public key of the validated chain matches the pinned public keys"])
+        }
+    }
+}

@@ -4,10 +4,17 @@ public struct ServerTrustManager: Sendable {
     /// When true, a host without an evaluator is refused instead of getting default evaluation.
     public let allHostsMustBeEvaluated: Bool
     public let evaluators: [String: any ServerTrustEvaluating]
+    /// The evaluator for hosts without a key of their own (when not every host must have one).
+    public let defaultEvaluator: (any ServerTrustEvaluating)?
 
-    public init(allHostsMustBeEvaluated: Bool = true, evaluators: [String: any ServerTrustEvaluating]) {
+    public init(
+        allHostsMustBeEvaluated: Bool = true,
+        evaluators: [String: any ServerTrustEvaluating],
+        defaultEvaluator: (any ServerTrustEvaluating)? = nil
+    ) {
         self.allHostsMustBeEvaluated = allHostsMustBeEvaluated
         self.evaluators = Dictionary(evaluators.map { ($0.key.lowercased(), $0.value) }) { first, _ in first }
+        self.defaultEvaluator = defaultEvaluator
     }
 
     /// The evaluator for `host`: the exact key, else the most specific wildcard.
@@ -23,6 +30,6 @@ public struct ServerTrustManager: Sendable {
         if allHostsMustBeEvaluated {
             throw SesameError(.serverTrustRejected, "\(host): no trust evaluator is configured for this host")
         }
-        return nil
+        return defaultEvaluator
     }
 }

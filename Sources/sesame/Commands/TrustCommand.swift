@@ -1,0 +1,164 @@
+import Foundation
+import Sesame
+
+/// `sesame trust URL [--cacert F]`: connect, and explain the server's chain, its evaluation with
+/// every reason, and pins ready to paste. `sesame trust evaluate --leaf F ...`: the same offline.
+/// Exit 0 when trusted, 4 when not.
+enum TrustCommand {
+    private static let arguments = Arguments(
+        valued: ["--cacert", "--leaf", "--intermediates", "--anchors", "--host", "--ip", "--at", "--crl"],
+        switches: ["--json", "--no-validate-domain"]
+    )
+
+    static func run(arguments: [String]) async -> ExitCode {
+        var values: [String: [String]] = [:]
+        var switches: Set<String> = []
+        var positionals: [String] = []
+        do {
+            for item in try Self.arguments.parse(arguments) {
+                switch item {
+                case .positional(let text): positionals.append(text)
+                case .option(let name, let value?): values[name, default: []].append(value)
+                case .option(let name, nil): switches.insert(name)
+                }
+            }
+            if positionals.first == "evaluate" {
+                return try evaluateOffline(values, json: switches.contains("--json"))
+            }
+            guard positionals.count == 1, let url = URL(string: positionals[0]), url.scheme?.lowercased() == "https",
+                let host = url.host(percentEncoded: false)
+            else { throw Arguments.UsageError(description: "usage: sesame trust https://HOST[:PORT]/ [--cacert FILE]") }
+            return try await explain(url: url, host: host, values: values, json: switches.contains("--json"))
+        } catch let error as Arguments.UsageError {
+            Output.error("\(error)")
+            return .usage
+        } catch let error as SesameError {
+            Output.error("\(error)")
+            return ExitCode(error)
+        } catch {
+            Output.error("\(error)")
+            return .failure
+        }
+    }
+
+    /// Connects once, keeps the chain the server sent, and evaluates it.
+    private static func explain(url: URL, host: String, values: [String: [String]], json: Bool) async throws -> ExitCode
+    {
+        var configuration = SessionConfiguration.default
+        let anchors = try (values["--cacert"] ?? []).flatMap { try Certificate.load(contentsOf: $0) }
+        if !anchors.isEmpty { configuration.tls.trustRoots = .anchors(anchors) }
+        configuration.credentialStorage = nil
+        let seen = LockedValue<ServerTrust?>(nil)
+        // Decide as default handling does, keeping the chain to explain it (only a HEAD is sent, and
+        // only to a trusted server).
+        configuration.handshakeHooks.serverTrust = { trust in
+            seen.withLock { $0 = trust }
+            return trust.evaluate().isTrusted
+        }
+        var request = HTTPRequest(url: url)
+        request.method = "HEAD"
+        let session = Session(configuration: configuration)
+        var connectError: (any Error)?
+        do {
+            _ = try await session.data(for: request)
+        } catch {
+            connectError = error
+        }
+        guard let trust = seen.withLock({ $0 }) else {
+            if let connectError { throw connectError }
+            throw CommandError("\(host): no certificate was received")
+        }
+        let result = trust.evaluate()
+        json ? printJSON(trust.peerChain, result) : printText(trust.peerChain, result, origin: "\(host):\(trust.port)")
+        return result.isTrusted ? .ok : .serverTrust
+    }
+
+    private static func evaluateOffline(_ values: [String: [String]], json: Bool) throws -> ExitCode {
+        guard let leafFile = values["--leaf"]?.first, let anchorFiles = values["--anchors"] else {
+            throw Arguments.UsageError(
+                description:
+                    "usage: sesame trust evaluate --leaf F [--intermediates F] --anchors F [--host H | --ip A] [--at RFC3339] [--crl F] [--json]"
+            )
+        }
+        let chain =
+            try Certificate.load(contentsOf: leafFile)
+            + (values["--intermediates"] ?? []).flatMap { try Certificate.load(contentsOf: $0) }
+        let anchors = try anchorFiles.flatMap { try Certificate.load(contentsOf: $0) }
+        let crls = try (values["--crl"] ?? []).map { try CertificateRevocationList.load(contentsOf: $0) }
+        var date: Date?
+        if let text = values["--at"]?.first {
+            guard let parsed = ISO8601DateFormatter().date(from: text) else {
+                throw Arguments.UsageError(description: "--at needs an RFC 3339 time such as 2026-01-31T12:00:00Z")
+            }
+            date = parsed
+        }
+        let result = CertificateChainEvaluator.evaluate(
+            chain: chain,
+            roots: .anchors(anchors),
+            host: values["--host"]?.first ?? values["--ip"]?.first,
+            at: date,
+            crls: crls
+        )
+        json
+            ? printJSON(chain, result)
+            : printText(chain, result, origin: values["--host"]?.first ?? values["--ip"]?.first)
+        return result.isTrusted ? .ok : .serverTrust
+    }
+
+    private static func printText(_ chain: [Certificate], _ result: TrustEvaluationResult, origin: String?) {
+        if let origin { print("server: \(origin)") }
+        print("chain as sent (leaf first):")
+        for (index, certificate) in chain.enumerated() {
+            print("  [\(index)] subject: \(certificate.subject)")
+            print("      issuer:  \(certificate.issuer)")
+            print("      valid:   \(certificate.notValidBefore) to \(certificate.notValidAfter)")
+            let names = certificate.subjectAlternativeNames.map(\.description)
+            if !names.isEmpty { print("      SANs:    \(names.joined(separator: ", "))") }
+            print("      pin:     sha256/\(certificate.publicKey.sha256Pin)")
+        }
+        print("evaluation: \(result.isTrusted ? "trusted" : "NOT trusted")")
+        for failure in result.failures { print("  - \(failure)") }
+        if result.isTrusted {
+            print("validated chain: " + result.verifiedChain.map { "\($0.subject)" }.joined(separator: " <- "))
+            let pins = result.verifiedChain.map { "sha256//" + $0.publicKey.sha256Pin }
+            print("pins (leaf first), for --pinnedpubkey or PinSet (keep a backup pin):")
+            for pin in pins { print("  \(pin)") }
+        }
+    }
+
+    private static func printJSON(_ chain: [Certificate], _ result: TrustEvaluationResult) {
+        struct Report: Encodable {
+            struct Entry: Encodable {
+                let subject: String
+                let issuer: String
+                let notBefore: Date
+                let notAfter: Date
+                let subjectAlternativeNames: [String]
+                let pin: String
+            }
+            let trusted: Bool
+            let failures: [String]
+            let chain: [Entry]
+            let validatedChainPins: [String]
+        }
+        let report = Report(
+            trusted: result.isTrusted,
+            failures: result.failures.map(\.description),
+            chain: chain.map {
+                Report.Entry(
+                    subject: "\($0.subject)",
+                    issuer: "\($0.issuer)",
+                    notBefore: $0.notValidBefore,
+                    notAfter: $0.notValidAfter,
+                    subjectAlternativeNames: $0.subjectAlternativeNames.map(\.description),
+                    pin: "sha256/" + $0.publicKey.sha256Pin
+                )
+            },
+            validatedChainPins: result.verifiedChain.map { "sha256/" + $0.publicKey.sha256Pin }
+        )
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        if let data = try? encoder.encode(report) { print(String(decoding: data, as: UTF8.self)) }
+    }
+}
