@@ -156,3 +156,30 @@ import Testing
         }
     }
 }
+
+@Suite struct TrustEvaluationCacheTests {
+    @Test func trustedResultsAreReusedPerHostAndChainAndFailuresAreNot() throws {
+        let cache = TrustEvaluationCache()
+        let leaf = try sharedPKI.leaf()
+        let trust = ServerTrust(
+            host: "localhost",
+            port: 443,
+            peerChain: leaf.chain,
+            isResumedSession: false,
+            trustRoots: .anchors([sharedPKI.root.certificate])
+        )
+        let first = cache.evaluate(trust)
+        #expect(first.isTrusted)
+        #expect(cache.evaluate(trust).verifiedChain == first.verifiedChain)
+        // Another host for the same chain is evaluated on its own (and fails: wrong name).
+        let other = ServerTrust(
+            host: "elsewhere.test",
+            port: 443,
+            peerChain: leaf.chain,
+            isResumedSession: false,
+            trustRoots: .anchors([sharedPKI.root.certificate])
+        )
+        #expect(!cache.evaluate(other).isTrusted)
+        #expect(!cache.evaluate(other).isTrusted)
+    }
+}

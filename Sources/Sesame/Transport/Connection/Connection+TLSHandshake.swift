@@ -88,8 +88,9 @@ extension Connection {
             trustRoots: configuration.trustRoots
         )
         guard let hook = hooks.serverTrust else {
-            // Default handling needs no suspension: evaluate right here on the loop.
-            let evaluation = request.evaluate()
+            // Default handling needs no suspension: evaluate right here on the loop (or reuse a
+            // recent evaluation of the same chain for the same host).
+            let evaluation = context?.trustEvaluations.evaluate(request) ?? request.evaluate()
             trustDecided(evaluation.isTrusted, evaluation: evaluation)
             return
         }

@@ -9,6 +9,8 @@ final class TLSContext: @unchecked Sendable {
     let pointer: OpaquePointer
     let key: TLSConfiguration.ContextKey
     let sessions = TLSSessionCache()
+    /// Default trust evaluations under this context's roots.
+    let trustEvaluations = TrustEvaluationCache()
 
     private static let contexts = LockedValue<[TLSConfiguration.ContextKey: TLSContext]>([:])
 
