@@ -183,3 +183,44 @@ import Testing
         #expect(!cache.evaluate(other).isTrusted)
     }
 }
+
+@Suite struct PinnedResumptionTests {
+    /// Counts evaluations, then defers to a pin set.
+    final class Counting: ServerTrustEvaluating {
+        let inner: PinSet
+        let resumed = Recorder<Bool>()
+        init(_ inner: PinSet) { self.inner = inner }
+        func evaluate(_ trust: ServerTrust, forHost host: String) throws {
+            resumed.append(trust.isResumedSession)
+            try inner.evaluate(trust, forHost: host)
+        }
+    }
+
+    @Test func aResumedSessionStillGoesThroughThePins() async throws {
+        let origin = try server(tls: true) { _ in .text("ok", headers: [("Connection", "close")]) }
+        defer { origin.shutdown() }
+        let pins = try PinSet(
+            [
+                .init(
+                    host: "localhost",
+                    pins: [
+                        "sha256/" + sharedPKI.intermediate.certificate.publicKey.sha256Pin,
+                        "sha256/" + sharedPKI.untrustedRoot.certificate.publicKey.sha256Pin,
+                    ]
+                )
+            ]
+        )
+        let counting = Counting(pins)
+        let session = testSession {
+            $0.tls.applicationProtocols = ["sesame-pinned-resumption"]  // a TLS context of its own
+            $0.serverTrustManager = ServerTrustManager(evaluators: ["localhost": counting])
+        }
+        for _ in 0..<3 {
+            let (_, response) = try await session.data(from: url(origin, "/"))
+            #expect(response.status == 200)
+        }
+        // Every connection (the server closes each) was judged by the pins, resumed or not.
+        #expect(counting.resumed.all.count == 3)
+        #expect(counting.resumed.all.dropFirst().contains(true), "\(counting.resumed.all)")
+    }
+}
