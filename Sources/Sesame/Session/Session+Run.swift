@@ -59,7 +59,17 @@ extension Session {
                 throw SesameError(.protocolError, "no response head")
             }
             var bodyCheck: DigestBodyCheck?
-            switch try await resolveChallenges(response, to: request, with: &resolver) {
+            var outcome = try await resolveChallenges(response, to: request, with: &resolver)
+            if case .retry = outcome, !(request.body?.isReplayable ?? true) {
+                // A streamed body is gone once sent: the challenge response is the answer.
+                configuration.eventObserver?(
+                    .challengeHeaderProblem(
+                        "a streamed body cannot be sent again with credentials; the 401 is delivered"
+                    )
+                )
+                outcome = .deliver
+            }
+            switch outcome {
             case .retry(let next):
                 await reader.discard()
                 attempt = next

@@ -367,4 +367,22 @@ let wrong = Credential(user: "ada", password: "wrong", persistence: .none)
         }
         #expect(rejected?.code == .serverTrustRejected)
     }
+
+    @Test func aStreamedBodyIsNotSentAgainForAChallenge() async throws {
+        let origin = try basicServer()
+        defer { origin.shutdown() }
+        var request = HTTPRequest(url: url(origin, "/private/upload"))
+        request.method = "POST"
+        request.body = .stream(
+            AsyncStream<[UInt8]> {
+                $0.yield(Array("once".utf8))
+                $0.finish()
+            },
+            length: 4
+        )
+        let delegate = ScriptedDelegate([(.useCredential, ada)])
+        let (_, response) = try await challengeSession(delegate: delegate).data(for: request)
+        #expect(response.status == 401)
+        #expect(origin.requests.count == 1)
+    }
 }
