@@ -31,7 +31,7 @@ enum Verbose {
             lines += head.split(separator: "\r\n", omittingEmptySubsequences: false).map { "< \($0)" }
             lines.append("<")
         case .redirected(let status, let url):
-            lines.append("* Following the \(status) redirect to \(url.absoluteString)")
+            lines.append("* Following the \(status) redirect to \(redacted(url))")
         case .challenge(let trace):
             lines.append("* challenge \(trace)")
         case .challengeHeaderProblem(let problem):
@@ -40,5 +40,15 @@ enum Verbose {
             lines.append("* credential for \(space) not stored: \(error)")
         }
         FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+    }
+
+    /// The URL without user name and password (`-u` travels in the URL's user info).
+    private static func redacted(_ url: URL) -> String {
+        guard url.user != nil || url.password != nil,
+            var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
+        else { return url.absoluteString }
+        components.user = nil
+        components.password = nil
+        return components.string ?? "(a URL with credentials)"
     }
 }

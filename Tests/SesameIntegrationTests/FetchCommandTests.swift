@@ -156,4 +156,19 @@ import Testing
         let usage = try sesame(["--pinning-mode", "certificate", origin.baseURL + "/"])
         #expect(usage.status == 2)
     }
+
+    @Test func verboseOutputNeverShowsThePasswordFromMinusU() async throws {
+        let root = try writeRoot()
+        let gate = BasicAuthGate(realm: "r", users: ["ada": "s3cret-pw"])
+        let origin = try server(tls: true) { request in
+            if request.target == "/start" { return .redirect(302, to: "/landing") }
+            return gate.check(request) ?? .text("landed")
+        }
+        defer { origin.shutdown() }
+        let run = try sesame(["-v", "-L", "-u", "ada:s3cret-pw", "--cacert", root, origin.baseURL + "/start"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout == "landed")
+        #expect(run.stderr.contains("Following the 302 redirect"))
+        #expect(!run.stderr.contains("s3cret-pw"), "\(run.stderr)")
+    }
 }
