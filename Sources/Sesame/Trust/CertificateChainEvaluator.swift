@@ -8,6 +8,13 @@ public struct TrustEvaluationResult: Sendable, CustomStringConvertible {
     public let failures: [TrustFailureReason]
     /// The chain OpenSSL built, leaf first, ending at an anchor when one was found.
     public let verifiedChain: [Certificate]
+    /// The chain as the server sent it, leaf first.
+    public var observedChain: [Certificate] = []
+    /// `sha256/BASE64` SPKI pins of the validated chain (of the chain as sent when nothing was
+    /// validated), leaf first: what to paste into a ``PinSet``.
+    public var pins: [String] {
+        (verifiedChain.isEmpty ? observedChain : verifiedChain).map { "sha256/" + $0.publicKey.sha256Pin }
+    }
     /// True when there is no failure.
     public var isTrusted: Bool { failures.isEmpty }
 
@@ -131,7 +138,9 @@ public enum CertificateChainEvaluator {
         _ = OpenSSLErrorStack.drain()
         // OpenSSL's verification passes certificates the web PKI refuses: check the built chain.
         failures += WebPKIProfile.violations(in: built.isEmpty ? chain : built, host: host)
-        return TrustEvaluationResult(failures: failures, verifiedChain: built)
+        var result = TrustEvaluationResult(failures: failures, verifiedChain: built)
+        result.observedChain = chain
+        return result
     }
 }
 

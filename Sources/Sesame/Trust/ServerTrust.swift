@@ -12,10 +12,41 @@ public struct ServerTrust: Sendable {
     /// True when the TLS session was resumed: the chain is the one stored with the session.
     public let isResumedSession: Bool
     /// The roots evaluation uses (the session's configured anchors, with or without the system's).
-    public let trustRoots: TrustRoots
+    public private(set) var trustRoots: TrustRoots
+    /// The time to evaluate at; nil is now (`SecTrustSetVerifyDate`).
+    public var validationDate: Date?
+    /// Revocation lists every certificate of the chain is checked against (none: no check).
+    public var revocationLists: [CertificateRevocationList] = []
+    /// Whether the certificate's names are checked against ``host`` (an SSL policy with or
+    /// without a host name).
+    public var validatesHost = true
 
-    /// Evaluates ``peerChain`` against ``trustRoots`` for ``host``, now.
+    public init(host: String, port: Int, peerChain: [Certificate], isResumedSession: Bool, trustRoots: TrustRoots) {
+        self.host = host
+        self.port = port
+        self.peerChain = peerChain
+        self.isResumedSession = isResumedSession
+        self.trustRoots = trustRoots
+    }
+
+    /// Evaluates ``peerChain`` for ``host`` (when ``validatesHost``) against ``trustRoots``, at
+    /// ``validationDate``, with ``revocationLists``: the result carries every failure reason, the
+    /// chain as sent and as validated, and their pins.
     public func evaluate() -> TrustEvaluationResult {
-        CertificateChainEvaluator.evaluate(chain: peerChain, roots: trustRoots, host: host)
+        CertificateChainEvaluator.evaluate(
+            chain: peerChain,
+            roots: trustRoots,
+            host: validatesHost ? host : nil,
+            at: validationDate,
+            crls: revocationLists
+        )
+    }
+
+    /// The same trust with other anchors (`SecTrustSetAnchorCertificates`): they replace the
+    /// system roots, or with `addingSystemRoots` (`SecTrustSetAnchorCertificatesOnly(false)`) join them.
+    public func settingAnchors(_ anchors: [Certificate], addingSystemRoots: Bool = false) -> ServerTrust {
+        var copy = self
+        copy.trustRoots = addingSystemRoots ? .system(adding: anchors) : .anchors(anchors)
+        return copy
     }
 }
