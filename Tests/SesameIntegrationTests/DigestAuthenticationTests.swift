@@ -79,16 +79,16 @@ import Testing
         let apache = try await ApacheServer()
         defer { apache.stop() }
         let url = apache.baseURL + "/digest/ok.txt"
-        let run = try runSesame(["-v", "--digest", "-u", "user:passwd", url])
+        let run = try await runSesame(["-v", "--digest", "-u", "user:passwd", url])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout == "digest ok\n")
         #expect(run.stderr.contains("[Digest MD5 qop=auth]"), "\(run.stderr)")
-        let anyauth = try runSesame(["-u", "test:123£", url])
+        let anyauth = try await runSesame(["-u", "test:123£", url])
         #expect(anyauth.stdout == "digest ok\n", "\(anyauth.stderr)")
-        let wrong = try runSesame(["-u", "user:nope", url])
+        let wrong = try await runSesame(["-u", "user:nope", url])
         #expect(wrong.status == 6)
         // --basic only: the Basic credential sent up front is refused and the Digest challenge is not answered.
-        let basicOnly = try runSesame(["--basic", "-u", "user:passwd", "-f", url])
+        let basicOnly = try await runSesame(["--basic", "-u", "user:passwd", "-f", url])
         #expect(basicOnly.status == 6)
     }
 

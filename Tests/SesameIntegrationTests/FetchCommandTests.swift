@@ -10,7 +10,7 @@ import Testing
         try! TestPKI()  // safe: nothing can be tested without it
     }()
 
-    func sesame(_ arguments: [String]) throws -> CLIRun { try runSesame(arguments) }
+    func sesame(_ arguments: [String]) async throws -> CLIRun { try await runSesame(arguments) }
 
     func server(
         tls: Bool = false,
@@ -32,7 +32,7 @@ import Testing
     @Test func getPrintsTheBody() async throws {
         let origin = try server { request in .text("hello \(request.target)") }
         defer { origin.shutdown() }
-        let run = try sesame([origin.baseURL + "/x?y=1"])
+        let run = try await sesame([origin.baseURL + "/x?y=1"])
         #expect(run.status == 0)
         #expect(run.stdout == "hello /x?y=1")
     }
@@ -41,7 +41,7 @@ import Testing
         let root = try writeRoot()
         let origin = try server(tls: true) { request in .text("ua=\(request.headers["x-test"] ?? "")") }
         defer { origin.shutdown() }
-        let run = try sesame(["fetch", "-i", "-v", "-H", "X-Test: yes", "--cacert", root, origin.baseURL + "/"])
+        let run = try await sesame(["fetch", "-i", "-v", "-H", "X-Test: yes", "--cacert", root, origin.baseURL + "/"])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.hasPrefix("HTTP/1.1 200 OK\r\n"))
         #expect(run.stdout.hasSuffix("\r\n\r\nua=yes"))
@@ -61,15 +61,15 @@ import Testing
             )
         }
         defer { origin.shutdown() }
-        let form = try sesame([origin.baseURL + "/", "-d", "a=1", "-d", "b=2"])
+        let form = try await sesame([origin.baseURL + "/", "-d", "a=1", "-d", "b=2"])
         #expect(form.stdout == "POST application/x-www-form-urlencoded a=1&b=2")
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("body-\(UUID().uuidString)").path
         try Data("line1\nline2\n".utf8).write(to: URL(fileURLWithPath: file))
-        let binary = try sesame([
+        let binary = try await sesame([
             "-X", "PUT", "--data-binary", "@" + file, "-H", "Content-Type: text/plain", origin.baseURL + "/",
         ])
         #expect(binary.stdout == "PUT text/plain line1\nline2\n")
-        let missing = try sesame(["--data-binary", "@/nonexistent/file", origin.baseURL + "/"])
+        let missing = try await sesame(["--data-binary", "@/nonexistent/file", origin.baseURL + "/"])
         #expect(missing.status == 2)
     }
 
@@ -80,10 +80,10 @@ import Testing
         defer { origin.shutdown() }
         let destination = FileManager.default.temporaryDirectory.appendingPathComponent("download-\(UUID().uuidString)")
             .path
-        let notFollowed = try sesame([origin.baseURL + "/start", "-o", destination])
+        let notFollowed = try await sesame([origin.baseURL + "/start", "-o", destination])
         #expect(notFollowed.status == 0)
         #expect(readText(destination).isEmpty)
-        let followed = try sesame(["-L", origin.baseURL + "/start", "-o", destination])
+        let followed = try await sesame(["-L", origin.baseURL + "/start", "-o", destination])
         #expect(followed.status == 0)
         #expect(try Data(contentsOf: URL(fileURLWithPath: destination)).count == 100_000)
     }
@@ -97,28 +97,28 @@ import Testing
         case "untrusted":
             let origin = try LocalServer(.init(identity: try Self.pki.untrustedLeaf()))
             defer { origin.shutdown() }
-            let run = try sesame(["--cacert", root, origin.baseURL + "/"])
+            let run = try await sesame(["--cacert", root, origin.baseURL + "/"])
             #expect(run.status == expected, "\(run.stderr)")
             #expect(run.stderr.contains("untrusted root"))
         case "refused":
-            #expect(try sesame(["http://127.0.0.1:\(LoopbackPort.unused())/"]).status == expected)
+            #expect(try await sesame(["http://127.0.0.1:\(LoopbackPort.unused())/"]).status == expected)
         case "garbage":
             let origin = try server { _ in .raw("nonsense\r\n\r\n", thenClose: true) }
             defer { origin.shutdown() }
-            #expect(try sesame([origin.baseURL + "/"]).status == expected)
+            #expect(try await sesame([origin.baseURL + "/"]).status == expected)
         case "fail":
             let origin = try server { _ in .text("missing", status: 404) }
             defer { origin.shutdown() }
-            let run = try sesame(["-f", origin.baseURL + "/"])
+            let run = try await sesame(["-f", origin.baseURL + "/"])
             #expect(run.status == expected)
             #expect(run.stdout.isEmpty)
-            #expect(try sesame([origin.baseURL + "/"]).status == 0)
+            #expect(try await sesame([origin.baseURL + "/"]).status == 0)
         case "usage":
-            #expect(try sesame(["--max-redirs", "many", "http://localhost/"]).status == expected)
+            #expect(try await sesame(["--max-redirs", "many", "http://localhost/"]).status == expected)
         default:
             let origin = try server { _ in .stall }
             defer { origin.shutdown() }
-            let run = try sesame(["-m", "0.3", origin.baseURL + "/"])
+            let run = try await sesame(["-m", "0.3", origin.baseURL + "/"])
             #expect(run.status == expected)
         }
     }
@@ -126,13 +126,13 @@ import Testing
     @Test func insecureWarnsAndConnects() async throws {
         let origin = try LocalServer(.init(identity: try Self.pki.selfSignedLeaf()))
         defer { origin.shutdown() }
-        let run = try sesame(["-k", origin.baseURL + "/"])
+        let run = try await sesame(["-k", origin.baseURL + "/"])
         #expect(run.status == 0)
         #expect(run.stderr.contains("warning: --insecure"))
     }
 
-    @Test func helpDocumentsEveryOptionAndExitCode() throws {
-        let help = try sesame(["--help"]).stdout
+    @Test func helpDocumentsEveryOptionAndExitCode() async throws {
+        let help = try await sesame(["--help"]).stdout
         for option in [
             "--request", "--header", "--data", "--data-binary", "--output", "--include", "--verbose", "--silent",
             "--location", "--max-redirs", "--connect-timeout", "--max-time", "--cacert", "--capath", "--insecure",
@@ -146,14 +146,14 @@ import Testing
         let root = try writeRoot()
         let origin = try server(tls: true) { _ in .text("pinned ok") }
         defer { origin.shutdown() }
-        let good = try sesame(["--cacert", root, "--pin-cert", root, origin.baseURL + "/"])
+        let good = try await sesame(["--cacert", root, "--pin-cert", root, origin.baseURL + "/"])
         #expect(good.status == 0, "\(good.stderr)")
         #expect(good.stdout == "pinned ok")
         let other = FileManager.default.temporaryDirectory.appendingPathComponent("other-\(UUID().uuidString).pem").path
         try Data(Self.pki.untrustedRoot.certificatePEM.utf8).write(to: URL(fileURLWithPath: other))
-        let bad = try sesame(["--cacert", root, "--pin-cert", other, origin.baseURL + "/"])
+        let bad = try await sesame(["--cacert", root, "--pin-cert", other, origin.baseURL + "/"])
         #expect(bad.status == 4, "\(bad.stderr)")
-        let usage = try sesame(["--pinning-mode", "certificate", origin.baseURL + "/"])
+        let usage = try await sesame(["--pinning-mode", "certificate", origin.baseURL + "/"])
         #expect(usage.status == 2)
     }
 
@@ -165,7 +165,7 @@ import Testing
             return gate.check(request) ?? .text("landed")
         }
         defer { origin.shutdown() }
-        let run = try sesame(["-v", "-L", "-u", "ada:s3cret-pw", "--cacert", root, origin.baseURL + "/start"])
+        let run = try await sesame(["-v", "-L", "-u", "ada:s3cret-pw", "--cacert", root, origin.baseURL + "/start"])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout == "landed")
         #expect(run.stderr.contains("Following the 302 redirect"))

@@ -11,8 +11,10 @@ struct CLIRun {
 }
 
 /// Runs the built `sesame` next to this test bundle, as a user would. HOME and XDG_DATA_HOME
-/// point into a fresh scratch folder, so no run touches the real home directory.
-func runSesame(_ arguments: [String], environment extra: [String: String] = [:]) throws -> CLIRun {
+/// point into a fresh scratch folder, so no run touches the real home directory. The wait for the
+/// child happens on a thread of its own: a blocking `waitpid` on the Swift concurrency pool (two
+/// threads on a two-core machine) would stall every other test meanwhile.
+func runSesame(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> CLIRun {
     let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     let executable = directory.appendingPathComponent("sesame").path
     guard FileManager.default.isExecutableFile(atPath: executable) else {
@@ -40,6 +42,8 @@ func runSesame(_ arguments: [String], environment extra: [String: String] = [:])
         logPath: out,
         errorPath: err
     )
-    let status = child.wait()
+    let status = await withCheckedContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(returning: child.wait()) }
+    }
     return CLIRun(status: status, stdout: readText(out), stderr: readText(err))
 }

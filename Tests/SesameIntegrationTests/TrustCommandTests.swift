@@ -31,10 +31,10 @@ import Testing
         for (name, status, reason) in expectations {
             let port = try #require(nginx.trustCasePorts[name])
             let url = "https://localhost:\(port)/"
-            let fetch = try runSesame(["--cacert", root, url])
+            let fetch = try await runSesame(["--cacert", root, url])
             #expect(fetch.status == status, "\(name): \(fetch.stderr)")
             if let reason { #expect(fetch.stderr.contains(reason), "\(name): \(fetch.stderr)") }
-            let explained = try runSesame(["trust", "--cacert", root, url])
+            let explained = try await runSesame(["trust", "--cacert", root, url])
             #expect(explained.status == status, "\(name): \(explained.stdout) \(explained.stderr)")
             #expect(explained.stdout.contains("pin:     sha256/"), "\(name)")
             if let reason { #expect(explained.stdout.contains(reason), "\(name): \(explained.stdout)") }
@@ -46,27 +46,27 @@ import Testing
         defer { nginx.stop() }
         let root = try writeRoot()
         let url = "https://localhost:\(nginx.httpsPort)/small.txt"
-        let explained = try runSesame(["trust", "--cacert", root, url])
+        let explained = try await runSesame(["trust", "--cacert", root, url])
         #expect(explained.status == 0, "\(explained.stderr)")
         let pins = explained.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
             .filter { $0.hasPrefix("sha256//") }
         #expect(pins.count == 3)  // leaf, intermediate, root
-        let pinned = try runSesame(["--cacert", root, "--pinnedpubkey", pins[1], url])
+        let pinned = try await runSesame(["--cacert", root, "--pinnedpubkey", pins[1], url])
         #expect(pinned.status == 0, "\(pinned.stderr)")
         #expect(pinned.stdout == "hello nginx\n")
         let wrong = "sha256//" + Data(repeating: 3, count: 32).base64EncodedString()
-        let refused = try runSesame(["--cacert", root, "--pinnedpubkey", wrong, url])
+        let refused = try await runSesame(["--cacert", root, "--pinnedpubkey", wrong, url])
         #expect(refused.status == 4)
         #expect(refused.stderr.contains("pinned public keys"), "\(refused.stderr)")
-        let badPin = try runSesame(["--cacert", root, "--pinnedpubkey", "sha256//nope", url])
+        let badPin = try await runSesame(["--cacert", root, "--pinnedpubkey", "sha256//nope", url])
         #expect(badPin.status == 2)
-        let noDomain = try runSesame([
+        let noDomain = try await runSesame([
             "--cacert", root, "--no-validate-domain", "https://localhost:\(nginx.trustCasePorts["wrong-host"] ?? 0)/",
         ])
         #expect(noDomain.status == 0, "\(noDomain.stderr)")
     }
 
-    @Test func offlineEvaluationWithJSONAndATime() throws {
+    @Test func offlineEvaluationWithJSONAndATime() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("eval-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -77,18 +77,18 @@ import Testing
         try Data(Self.pki.intermediate.certificatePEM.utf8).write(to: URL(fileURLWithPath: intermediateFile))
         let root = try writeRoot()
         let base = ["trust", "evaluate", "--leaf", leafFile, "--intermediates", intermediateFile, "--anchors", root]
-        let good = try runSesame(base + ["--host", "localhost", "--json"])
+        let good = try await runSesame(base + ["--host", "localhost", "--json"])
         #expect(good.status == 0, "\(good.stderr)")
         #expect(good.stdout.contains("\"trusted\" : true"))
-        let wrongHost = try runSesame(base + ["--host", "example.org"])
+        let wrongHost = try await runSesame(base + ["--host", "example.org"])
         #expect(wrongHost.status == 4)
         #expect(wrongHost.stdout.contains("hostname mismatch"))
-        let ip = try runSesame(base + ["--ip", "127.0.0.1"])
+        let ip = try await runSesame(base + ["--ip", "127.0.0.1"])
         #expect(ip.status == 0, "\(ip.stdout)")
-        let future = try runSesame(base + ["--host", "localhost", "--at", "2040-01-01T00:00:00Z"])
+        let future = try await runSesame(base + ["--host", "localhost", "--at", "2040-01-01T00:00:00Z"])
         #expect(future.status == 4)
         #expect(future.stdout.contains("expired"))
-        let usage = try runSesame(["trust", "evaluate", "--leaf", leafFile])
+        let usage = try await runSesame(["trust", "evaluate", "--leaf", leafFile])
         #expect(usage.status == 2)
     }
 }

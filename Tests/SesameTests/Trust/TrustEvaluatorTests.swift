@@ -224,3 +224,17 @@ import Testing
         #expect(counting.resumed.all.dropFirst().contains(true), "\(counting.resumed.all)")
     }
 }
+
+@Suite struct PinSyntaxTests {
+    @Test func pinsWhoseBase64StartsWithASlashAreNotMisread() throws {
+        let digest = Data([0xFC] + [UInt8](repeating: 1, count: 31))
+        let base64 = digest.base64EncodedString()
+        #expect(base64.hasPrefix("/"))
+        #expect(PublicKey.normalizedPin("sha256/" + base64) == "sha256/" + base64)
+        #expect(PublicKey.normalizedPin("sha256//" + base64) == "sha256/" + base64)
+        #expect(PublicKey.normalizedPin("sha256/short") == nil)
+        #expect(PublicKey.normalizedPin("md5/" + base64) == nil)
+        let rule = PinSet.Rule(host: "h", pins: ["sha256/" + base64])
+        #expect(rule.pins == ["sha256/" + base64])
+    }
+}

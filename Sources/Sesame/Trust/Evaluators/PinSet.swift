@@ -33,7 +33,8 @@ public struct PinSet: ServerTrustEvaluating {
         ) {
             self.host = host.lowercased()
             self.includesSubdomains = includesSubdomains
-            self.pins = Set(pins.map { $0.replacingOccurrences(of: "sha256//", with: "sha256/") })
+            // Malformed pins are kept as given, for the initializer of PinSet to refuse by name.
+            self.pins = Set(pins.map { PublicKey.normalizedPin($0) ?? $0 })
             self.expiration = expiration
             self.enforcesAfterExpiration = enforcesAfterExpiration
         }
@@ -75,10 +76,8 @@ public struct PinSet: ServerTrustEvaluating {
         report: (@Sendable (FailureReport) -> Void)? = nil
     ) throws {
         for rule in rules {
-            for pin in rule.pins {
-                guard pin.hasPrefix("sha256/"), let digest = Data(base64Encoded: String(pin.dropFirst(7))),
-                    digest.count == 32
-                else { throw SesameError(.invalidArgument, "'\(pin)' is not a sha256/BASE64 SPKI pin") }
+            for pin in rule.pins where PublicKey.normalizedPin(pin) == nil {
+                throw SesameError(.invalidArgument, "'\(pin)' is not a sha256/BASE64 SPKI pin")
             }
             guard rule.pins.count >= 2 else {
                 throw SesameError(

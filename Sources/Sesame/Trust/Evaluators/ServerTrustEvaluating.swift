@@ -145,8 +145,7 @@ public struct PublicKeyPinsTrustEvaluator: ServerTrustEvaluating {
     public init(pins: Set<String>, validatesHost: Bool = true) throws {
         var normalized = Set<String>()
         for pin in pins {
-            let text = pin.hasPrefix("sha256//") ? "sha256/" + pin.dropFirst(8) : pin
-            guard text.hasPrefix("sha256/"), Data(base64Encoded: String(text.dropFirst(7)))?.count == 32 else {
+            guard let text = PublicKey.normalizedPin(pin) else {
                 throw SesameError(.invalidArgument, "'\(pin)' is not a sha256//BASE64 public-key pin")
             }
             normalized.insert(text)
