@@ -53,6 +53,16 @@ public enum LoopbackPort {
         return (fd, result == 0)
     }
 
+    /// `count` different unused ports (``unused()`` alone may hand out the same port twice).
+    public static func unused(count: Int) -> [Int] {
+        var ports: [Int] = []
+        while ports.count < count {
+            let port = unused()
+            if !ports.contains(port) { ports.append(port) }
+        }
+        return ports
+    }
+
     /// Polls with plain TCP connects until every port accepts, `isAlive` turns false, or `timeout`
     /// passes.
     public static func waitUntilListening(

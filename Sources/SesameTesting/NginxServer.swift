@@ -78,9 +78,11 @@ public final class NginxServer: Sendable {
         }
         var lastError: (any Error)? = nil
         for _ in 0..<5 {
-            let http = LoopbackPort.unused()
-            let https = LoopbackPort.unused()
-            let casePorts = Dictionary(uniqueKeysWithValues: caseFiles.map { ($0.0, LoopbackPort.unused()) })
+            // Distinct ports: two servers on one port would silently share it (nginx picks the first).
+            let ports = LoopbackPort.unused(count: 2 + caseFiles.count)
+            let http = ports[0]
+            let https = ports[1]
+            let casePorts = Dictionary(uniqueKeysWithValues: zip(caseFiles.map(\.0), ports.dropFirst(2)))
             let caseServers = caseFiles.map { name, certificatePath, keyPath in
                 """
                 server {
