@@ -23,6 +23,20 @@ extension TrustEvaluationResult {
     }
 }
 
+extension ServerTrust {
+    /// The chain as validated for `host` under ``trustRoots`` (names checked when `checkingHost`),
+    /// or the refusal with every reason.
+    func validatedChain(forHost host: String, checkingHost: Bool) throws -> [Certificate] {
+        let result = CertificateChainEvaluator.evaluate(
+            chain: peerChain,
+            roots: trustRoots,
+            host: checkingHost ? host : nil
+        )
+        try result.requireTrusted(host)
+        return result.verifiedChain
+    }
+}
+
 /// Standard evaluation: the chain against the trust roots, and the host's name (unless turned off).
 public struct DefaultTrustEvaluator: ServerTrustEvaluating {
     public let validatesHost: Bool
@@ -75,13 +89,8 @@ public struct PublicKeysTrustEvaluator: ServerTrustEvaluating {
     }
 
     public func evaluate(_ trust: ServerTrust, forHost host: String) throws {
-        let result = CertificateChainEvaluator.evaluate(
-            chain: trust.peerChain,
-            roots: trust.trustRoots,
-            host: validatesHost ? host : nil
-        )
-        try result.requireTrusted(host)
-        guard result.verifiedChain.contains(where: { keys.contains($0.publicKey) }) else {
+        let chain = try trust.validatedChain(forHost: host, checkingHost: validatesHost)
+        guard chain.contains(where: { keys.contains($0.publicKey) }) else {
             throw Self.rejection(host, ["no pinned public key in the validated chain"])
         }
     }
@@ -155,13 +164,8 @@ public struct PublicKeyPinsTrustEvaluator: ServerTrustEvaluating {
     }
 
     public func evaluate(_ trust: ServerTrust, forHost host: String) throws {
-        let result = CertificateChainEvaluator.evaluate(
-            chain: trust.peerChain,
-            roots: trust.trustRoots,
-            host: validatesHost ? host : nil
-        )
-        try result.requireTrusted(host)
-        guard result.verifiedChain.contains(where: { pins.contains("sha256/" + $0.publicKey.sha256Pin) }) else {
+        let chain = try trust.validatedChain(forHost: host, checkingHost: validatesHost)
+        guard chain.contains(where: { pins.contains("sha256/" + $0.publicKey.sha256Pin) }) else {
             throw Self.rejection(host, ["no public key of the validated chain matches the pinned public keys"])
         }
     }
