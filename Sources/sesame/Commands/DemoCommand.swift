@@ -29,6 +29,15 @@ enum DemoCommand {
         Step(name: "resumption", summary: "a resumed TLS session still goes through the trust decision") {
             try await DemoSteps.resumption($0)
         },
+        Step(name: "basic", summary: "HTTP Basic answered by the seeds' Listing 4-1, then sent preemptively") {
+            try await DemoChallengeSteps.basic($0)
+        },
+        Step(name: "digest", summary: "Digest SHA-256 chosen over Basic, rspauth checked, reused with nc+1") {
+            try await DemoChallengeSteps.digest($0)
+        },
+        Step(name: "pinning", summary: "a public-key pin set passes, then refuses a rotated key and reports it") {
+            try await DemoChallengeSteps.pinning($0)
+        },
     ]
 
     static func run(arguments: [String]) async -> ExitCode {

@@ -59,7 +59,7 @@ public struct PinSet: ServerTrustEvaluating {
         public var json: String {
             let encoder = JSONEncoder()
             encoder.dateEncodingStrategy = .iso8601
-            encoder.outputFormatting = [.sortedKeys]
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         }
     }
