@@ -78,20 +78,8 @@ struct DigestHasher: ~Copyable {
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         EVP_DigestFinal_ex(context, &digest, &length)
-        return hexString(digest.prefix(Int(length)))
+        return Array(digest.prefix(Int(length))).hexString()
     }
 
     deinit { EVP_MD_CTX_free(context) }
-}
-
-/// Lowercase hex of `bytes`, without `String(format:)` (which costs microseconds per byte on Linux).
-func hexString(_ bytes: some Collection<UInt8>) -> String {
-    let digits = Array("0123456789abcdef".utf8)
-    var text = [UInt8]()
-    text.reserveCapacity(bytes.count * 2)
-    for byte in bytes {
-        text.append(digits[Int(byte >> 4)])
-        text.append(digits[Int(byte & 0x0F)])
-    }
-    return String(decoding: text, as: UTF8.self)
 }

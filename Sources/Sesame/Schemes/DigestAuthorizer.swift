@@ -74,7 +74,7 @@ final class DigestAuthorizer: Sendable {
     }
 
     static let randomCnonce: @Sendable () -> String = {
-        hexString((0..<16).map { _ in UInt8.random(in: 0...255) })
+        (0..<16).map { _ in UInt8.random(in: 0...255) }.hexString()
     }
 
     /// "Digest SHA-256 qop=auth" for traces.
@@ -103,7 +103,7 @@ final class DigestAuthorizer: Sendable {
             }
         }
         let a2 = qop == "auth-int" ? "\(method):\(uri):\(try bodyHash())" : "\(method):\(uri)"
-        let nc = hexString(withUnsafeBytes(of: UInt32(truncatingIfNeeded: count).bigEndian) { Array($0) })
+        let nc = withUnsafeBytes(of: UInt32(truncatingIfNeeded: count).bigEndian) { Array($0) }.hexString()
         let response =
             if let qop {
                 h("\(ha1):\(challenge.nonce):\(nc):\(cnonce):\(qop):\(h(a2))")
@@ -175,11 +175,6 @@ final class DigestAuthorizer: Sendable {
                 state.sessionHA1 = nil
             }
         }
-    }
-
-    /// True when `info` asks for the response body's hash (`auth-int` with an `rspauth`).
-    static func needsBodyHash(_ info: String?, expectation: Expectation?) -> Bool {
-        info != nil && expectation?.qop == "auth-int"
     }
 
     private static func quoted(_ text: String) -> String {
