@@ -46,6 +46,19 @@ public struct ProtectionSpace: Hashable, Sendable, CustomStringConvertible {
         )
     }
 
+    /// The protection space of an `http` or `https` URL's server (its scheme, host and port, the
+    /// scheme's default port when none is given); nil for other URLs.
+    public init?(url: URL, realm: String?, authenticationMethod: AuthenticationMethod?) {
+        guard let origin = Origin(url) else { return nil }
+        self.init(
+            host: origin.host,
+            port: origin.port,
+            protocol: origin.scheme,
+            realm: realm,
+            authenticationMethod: authenticationMethod
+        )
+    }
+
     /// A proxy's protection space (`init(proxyHost:port:type:realm:authenticationMethod:)`).
     public init(
         proxyHost: String,

@@ -83,16 +83,25 @@ public final class CredentialStorage: Sendable {
     /// The credential used for `space` when no one chooses: the one set as default, else the only
     /// one stored for the space.
     public func defaultCredential(for space: ProtectionSpace) throws -> Credential? {
+        try defaultCredential(forFirstOf: [space])
+    }
+
+    /// The default credential of the first of `spaces` that has one, reading the file once (a
+    /// challenge tries several spellings of its space).
+    func defaultCredential(forFirstOf spaces: [ProtectionSpace]) throws -> Credential? {
         let entries = try file?.read() ?? []
-        let (sessionDefault, sessionCredentials) = memory.withLock { memory in
-            (memory.defaults[space], memory.credentials[space] ?? [:])
+        for space in spaces {
+            let (sessionDefault, sessionCredentials) = memory.withLock { memory in
+                (memory.defaults[space], memory.credentials[space] ?? [:])
+            }
+            if let user = sessionDefault, let credential = sessionCredentials[user] { return credential }
+            let permanent = entries.filter { $0.space == space }
+            if let entry = permanent.first(where: \.isDefault) { return Self.credential(entry) }
+            let all = Dictionary(permanent.map { ($0.user, Self.credential($0)) }) { first, _ in first }
+                .merging(sessionCredentials) { _, session in session }
+            if all.count == 1, let only = all.first?.value { return only }
         }
-        if let user = sessionDefault, let credential = sessionCredentials[user] { return credential }
-        let permanent = entries.filter { $0.space == space }
-        if let entry = permanent.first(where: \.isDefault) { return Self.credential(entry) }
-        let all = Dictionary(permanent.map { ($0.user, Self.credential($0)) }) { first, _ in first }
-            .merging(sessionCredentials) { _, session in session }
-        return all.count == 1 ? all.first?.value : nil
+        return nil
     }
 
     // MARK: - Writing

@@ -26,9 +26,7 @@ extension Session {
                     }
                 }
             }
-            for candidate in candidates {
-                if let credential = try storage.defaultCredential(for: candidate) { return (credential, .storage) }
-            }
+            if let credential = try storage.defaultCredential(forFirstOf: candidates) { return (credential, .storage) }
         }
         if configuration.usesNetrc, !space.isProxy, space.authenticationMethod.usesPassword,
             let netrc = try Netrc.load(configuration.netrcFile ?? Netrc.defaultURL),

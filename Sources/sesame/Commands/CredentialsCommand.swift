@@ -93,18 +93,12 @@ enum CredentialsCommand {
     }
 
     private static func target(_ options: Options) throws -> (ProtectionSpace, UserOption) {
-        guard let url = options.url, let host = url.host(percentEncoded: false), let scheme = url.scheme?.lowercased()
+        guard let url = options.url,
+            let space = ProtectionSpace(url: url, realm: options.realm, authenticationMethod: options.method)
         else { throw Arguments.UsageError(description: "give the server as a URL, such as https://api.example/") }
         guard let user = options.user else {
             throw Arguments.UsageError(description: "give the user with -u USER[:PASSWORD]")
         }
-        let space = ProtectionSpace(
-            host: host,
-            port: url.port ?? (scheme == "https" ? 443 : 80),
-            protocol: scheme,
-            realm: options.realm,
-            authenticationMethod: options.method
-        )
         return (space, user)
     }
 

@@ -55,15 +55,7 @@ final class FetchAuthentication: Sendable {
 
     /// The protection space the credential was accepted for, if it was used.
     private func acceptedSpace(_ url: URL) -> ProtectionSpace? {
-        if preemptiveBasic, let host = url.host(percentEncoded: false), let scheme = url.scheme?.lowercased() {
-            return ProtectionSpace(
-                host: host,
-                port: url.port ?? (scheme == "https" ? 443 : 80),
-                protocol: scheme,
-                realm: nil,
-                authenticationMethod: .httpBasic
-            )
-        }
+        if preemptiveBasic { return ProtectionSpace(url: url, realm: nil, authenticationMethod: .httpBasic) }
         return traces.all.last { $0.responder == .urlUserInfo && $0.disposition == .useCredential }?.protectionSpace
     }
 
