@@ -39,11 +39,16 @@ public final class DigestAuthGate: Sendable {
     private let nonces = LockedValue<[String: NonceState]>([:])
     private let algorithm: DigestAlgorithm
 
-    public init(users: [String: String], options: Options = Options()) {
+    /// - Throws: ``TestingError`` when `options.algorithm` is not one Sesame implements.
+    public init(users: [String: String], options: Options = Options()) throws {
+        guard let algorithm = DigestAlgorithm(options.algorithm ?? "MD5") else {
+            throw TestingError(
+                "DigestAuthGate: '\(options.algorithm ?? "")' is not a Digest algorithm Sesame implements"
+            )
+        }
         self.users = users
         self.options = options
-        // safe: the options name an algorithm the tests choose from DigestAlgorithm's list.
-        algorithm = DigestAlgorithm(options.algorithm ?? "MD5")!  // safe: see above
+        self.algorithm = algorithm
     }
 
     /// The user a request authenticated as, when its answer is right.

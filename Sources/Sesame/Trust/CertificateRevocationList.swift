@@ -26,8 +26,12 @@ public struct CertificateRevocationList: Sendable, Hashable {
         box = CRLBox(pointer)
         var der: UnsafeMutablePointer<UInt8>? = nil
         let length = i2d_X509_CRL(pointer, &der)
-        derEncoded = length > 0 && der != nil ? Data(bytes: der!, count: Int(length)) : Data()  // safe: checked
-        if let der { CRYPTO_free(der, #fileID, #line) }
+        if length > 0, let der {
+            derEncoded = Data(bytes: der, count: Int(length))
+            CRYPTO_free(der, #fileID, #line)
+        } else {
+            derEncoded = Data()
+        }
     }
 
     /// Loads a CRL file (DER or PEM), naming it in errors.

@@ -76,7 +76,7 @@ enum DemoChallengeSteps {
         var options = DigestAuthGate.Options()
         options.algorithm = "SHA-256"
         options.otherChallenges = ["Basic realm=\"Sesame Digest\""]
-        let gate = DigestAuthGate(users: ["ada": "s3cret"], options: options)
+        let gate = try DigestAuthGate(users: ["ada": "s3cret"], options: options)
         var configuration = LocalServer.Configuration(identity: try demo.pki.leaf())
         configuration.handler = { request in gate.respond(request) }
         let server = try LocalServer(configuration)

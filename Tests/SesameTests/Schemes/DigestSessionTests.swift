@@ -9,7 +9,7 @@ import Testing
     let users = ["ada": "s3cret", "Jäsøn Doe": "Secret, or not?"]
 
     func digestServer(_ options: DigestAuthGate.Options) throws -> (LocalServer, DigestAuthGate) {
-        let gate = DigestAuthGate(users: users, options: options)
+        let gate = try DigestAuthGate(users: users, options: options)
         return (try server(tls: true) { request in gate.respond(request) }, gate)
     }
 
