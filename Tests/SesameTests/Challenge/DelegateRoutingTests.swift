@@ -64,23 +64,12 @@ import Testing
         let sessionDelegate = Self.make(session)
         let client = challengeSession(delegate: sessionDelegate, traces: traces)
         let (_, response) = try await client.data(from: url(origin, "/private/x"), delegate: Self.make(task))
-        let expected: ChallengeTrace.Responder? =
-            switch (task, session) {
-            case (.taskAsync, _), (.taskHandler, _),
-                (.sessionLevel, _) where task != .sessionLevel:
-                .taskDelegate
-            case (_, .taskAsync), (_, .taskHandler), (_, .sessionLevel): .sessionDelegate
-            default: task == .sessionLevel ? nil : .defaultHandling
-            }
-        if task == .sessionLevel {
-            // A task delegate's session-level method is not in a task challenge's path: the
-            // session's delegate decides, or default handling does.
-            let fallback: ChallengeTrace.Responder =
-                session == .absent || session == .silent ? .defaultHandling : .sessionDelegate
-            #expect(traces.all.first?.responder == fallback)
-            #expect(response.status == (fallback == .defaultHandling ? 401 : 200))
-            return
-        }
+        // A task delegate's session-level method is not on a task challenge's path, so a task
+        // delegate that only has it counts as silent.
+        let taskAnswers = task == .taskAsync || task == .taskHandler
+        let sessionAnswers = session == .taskAsync || session == .taskHandler || session == .sessionLevel
+        let expected: ChallengeTrace.Responder =
+            taskAnswers ? .taskDelegate : sessionAnswers ? .sessionDelegate : .defaultHandling
         #expect(traces.all.first?.responder == expected, "\(traces.all)")
         #expect(response.status == (expected == .defaultHandling ? 401 : 200))
     }
