@@ -14,6 +14,7 @@ sources=(
     Sources/Sesame/Schemes/HTTPAuthChallenge.swift
     Sources/Sesame/Schemes/DigestChallenge.swift
     Sources/Sesame/Schemes/DigestAlgorithm.swift
+    Sources/Sesame/Schemes/HexString.swift
     Sources/Sesame/Challenge/AuthenticationMethod.swift
 )
 # Seeds: the shapes servers send.
