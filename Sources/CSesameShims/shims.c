@@ -49,6 +49,13 @@ long CSesameShims_SSL_get_tlsext_status_ocsp_resp(SSL *ssl, const unsigned char 
 long CSesameShims_SSL_set_tlsext_status_type_ocsp(SSL *ssl) {
     return SSL_set_tlsext_status_type(ssl, TLSEXT_STATUSTYPE_ocsp);
 }
+long CSesameShims_SSL_CTX_set_tlsext_status_cb(SSL_CTX *ctx, int (*cb)(SSL *, void *), void *arg) {
+    SSL_CTX_set_tlsext_status_arg(ctx, arg);
+    return SSL_CTX_set_tlsext_status_cb(ctx, cb);
+}
+long CSesameShims_SSL_set_tlsext_status_ocsp_resp(SSL *ssl, unsigned char *resp, long length) {
+    return SSL_set_tlsext_status_ocsp_resp(ssl, resp, length);
+}
 long CSesameShims_SSL_CTX_set_tlsext_servername_callback(SSL_CTX *ctx, int (*cb)(SSL *, int *, void *)) {
     return SSL_CTX_set_tlsext_servername_callback(ctx, cb);
 }

@@ -29,6 +29,8 @@ public final class LocalServer: Sendable {
         public var minimumVersion: TLSConfiguration.ProtocolVersion = .tls12
         public var maximumVersion: TLSConfiguration.ProtocolVersion? = nil
         public var applicationProtocols: [String] = []
+        /// A DER OCSP response stapled to every handshake whose client asks for one (RFC 6066).
+        public var stapledOCSPResponse: Data? = nil
         /// Listen on `::1` instead of `127.0.0.1`.
         public var useIPv6 = false
         /// Sends `100 Continue` to a request with `Expect: 100-continue` before reading its body.
@@ -332,6 +334,7 @@ final class ServerContext: @unchecked Sendable {
             if case .required = configuration.clientAuthentication { mode |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT }
             SSL_CTX_set_verify(context, mode, nil)
         }
+        if let response = configuration.stapledOCSPResponse { installStaple(response) }
         if !configuration.applicationProtocols.isEmpty {
             let box = ALPNPreference(configuration.applicationProtocols)
             alpn = box
@@ -362,6 +365,28 @@ final class ServerContext: @unchecked Sendable {
     }
 
     private var alpn: ALPNPreference?
+    private var staple: StapledBytes?
+
+    private func installStaple(_ response: Data) {
+        let box = StapledBytes([UInt8](response))
+        staple = box
+        _ = CSesameShims_SSL_CTX_set_tlsext_status_cb(
+            pointer,
+            { ssl, arg in
+                let bytes = Unmanaged<StapledBytes>.fromOpaque(arg).takeUnretainedValue().bytes
+                // OpenSSL takes ownership and frees the copy with OPENSSL_free.
+                guard let copy = CRYPTO_malloc(bytes.count, #fileID, #line) else { return SSL_TLSEXT_ERR_ALERT_FATAL }
+                copy.copyMemory(from: bytes, byteCount: bytes.count)
+                _ = CSesameShims_SSL_set_tlsext_status_ocsp_resp(
+                    ssl,
+                    copy.assumingMemoryBound(to: UInt8.self),
+                    bytes.count
+                )
+                return SSL_TLSEXT_ERR_OK
+            },
+            Unmanaged.passUnretained(box).toOpaque()
+        )
+    }
 
     static func x509(_ certificate: Certificate) throws -> OwnedX509 {
         let bytes = [UInt8](certificate.derEncoded)
@@ -374,6 +399,11 @@ final class ServerContext: @unchecked Sendable {
     }
 
     deinit { SSL_CTX_free(pointer) }
+}
+
+final class StapledBytes: Sendable {
+    let bytes: [UInt8]
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
 }
 
 final class ALPNPreference: Sendable {

@@ -32,7 +32,8 @@ public final class NginxServer: Sendable {
 
     /// HTTPS ports serving certificates that must fail (or pass) in specific ways, by name:
     /// `expired`, `wrong-host`, `untrusted-root`, `self-signed`, `leaf-only` (the intermediate is
-    /// not sent) and `rsa` (a valid RSA-2048 leaf; the main port's is ECDSA P-256).
+    /// not sent), `rsa` (a valid RSA-2048 leaf; the main port's is ECDSA P-256), `ocsp-good` and
+    /// `ocsp-revoked` (valid leaves whose stapled OCSP response says good and revoked).
     public let trustCasePorts: [String: Int]
 
     public init(pki: TestPKI) async throws {
@@ -61,19 +62,30 @@ public final class NginxServer: Sendable {
         chmod(htpasswd.path, 0o644)
 
         // The certificates of the trust cases, written next to the configuration.
-        let cases: [(String, TestIssuedCertificate, Bool)] = [
-            ("expired", try pki.expiredLeaf(), true),
-            ("wrong-host", try pki.wrongHostLeaf(), true),
-            ("untrusted-root", try pki.untrustedLeaf(), true),
-            ("self-signed", try pki.selfSignedLeaf(), true),
-            ("leaf-only", try pki.leaf(), false),
-            ("rsa", try pki.leaf(key: .rsa2048), true),
+        let stapled = try pki.leaf(commonName: "stapled.localhost")
+        let revoked = try pki.leaf(commonName: "revoked.localhost")
+        let cases: [(String, TestIssuedCertificate, Bool, Data?)] = [
+            ("expired", try pki.expiredLeaf(), true, nil),
+            ("wrong-host", try pki.wrongHostLeaf(), true, nil),
+            ("untrusted-root", try pki.untrustedLeaf(), true, nil),
+            ("self-signed", try pki.selfSignedLeaf(), true, nil),
+            ("leaf-only", try pki.leaf(), false, nil),
+            ("rsa", try pki.leaf(key: .rsa2048), true, nil),
+            ("ocsp-good", stapled, true, try pki.ocspResponse(for: stapled)),
+            ("ocsp-revoked", revoked, true, try pki.ocspResponse(for: revoked, answer: .revoked(at: pki.now - 3600))),
         ]
         var caseFiles: [(String, String, String)] = []
-        for (name, issued, withChain) in cases {
+        var stapleDirectives: [String: String] = [:]
+        for (name, issued, withChain, staple) in cases {
             let (certificatePath, keyPath) = try issued.write(to: prefix, name: "case-\(name)")
             if !withChain { try Data(issued.certificatePEM.utf8).write(to: URL(fileURLWithPath: certificatePath)) }
             chmod(keyPath, 0o644)
+            if let staple {
+                let staplePath = prefix.appendingPathComponent("case-\(name).ocsp.der")
+                try staple.write(to: staplePath)
+                chmod(staplePath.path, 0o644)
+                stapleDirectives[name] = "ssl_stapling on; ssl_stapling_file \(staplePath.path);"
+            }
             caseFiles.append((name, certificatePath, keyPath))
         }
         var lastError: (any Error)? = nil
@@ -89,6 +101,7 @@ public final class NginxServer: Sendable {
                     listen 127.0.0.1:\(casePorts[name] ?? 0) ssl;
                     ssl_certificate \(certificatePath);
                     ssl_certificate_key \(keyPath);
+                    \(stapleDirectives[name] ?? "")
                     location / { default_type text/plain; return 200 "\(name)"; }
                 }
                 """

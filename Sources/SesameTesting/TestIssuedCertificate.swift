@@ -8,6 +8,8 @@ public final class TestIssuedCertificate: Sendable {
     let x509: OwnedX509
     let key: OwnedKey
     let issuerChain: [TestIssuedCertificate]
+    /// The certificate that signed this one (nil for a self-signed one).
+    let issuer: TestIssuedCertificate?
     let isRoot: Bool
 
     /// The certificate.
@@ -23,7 +25,14 @@ public final class TestIssuedCertificate: Sendable {
     /// The chain (leaf first) as concatenated PEM.
     public var chainPEM: String { chain.map(\.pemEncoded).joined() }
 
-    init(x509: OwnedX509, key: OwnedKey, issuerChain: [TestIssuedCertificate], isRoot: Bool) throws {
+    init(
+        x509: OwnedX509,
+        key: OwnedKey,
+        issuer: TestIssuedCertificate?,
+        issuerChain: [TestIssuedCertificate],
+        isRoot: Bool
+    ) throws {
+        self.issuer = issuer
         self.x509 = x509
         self.key = key
         self.issuerChain = issuerChain

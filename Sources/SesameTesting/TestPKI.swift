@@ -76,13 +76,15 @@ public final class TestPKI: Sendable {
     ///   - key: the key type.
     ///   - validFrom: start of validity (default: a day before ``now``).
     ///   - validUntil: end of validity (default: 398 days after ``now``).
+    ///   - mustStaple: adds the TLS Feature extension with `status_request` (RFC 7633).
     public func leaf(
         commonName: String = "localhost",
         dnsNames: [String] = ["localhost"],
         ipAddresses: [String] = ["127.0.0.1", "::1"],
         key: KeyType = .ecdsaP256,
         validFrom: Date? = nil,
-        validUntil: Date? = nil
+        validUntil: Date? = nil,
+        mustStaple: Bool = false
     ) throws -> TestIssuedCertificate {
         try Self.issue(
             subject: "CN=\(commonName),O=Sesame Test",
@@ -90,7 +92,8 @@ public final class TestPKI: Sendable {
             issuer: intermediate,
             profile: .serverLeaf(dnsNames: dnsNames, ipAddresses: ipAddresses),
             notBefore: validFrom ?? now - 86_400,
-            notAfter: validUntil ?? now + 398 * 86_400
+            notAfter: validUntil ?? now + 398 * 86_400,
+            extraExtensions: mustStaple ? [(NID_tlsfeature, "status_request")] : []
         )
     }
 
@@ -160,6 +163,7 @@ public final class TestPKI: Sendable {
         case intermediateCA
         case serverLeaf(dnsNames: [String], ipAddresses: [String])
         case clientLeaf
+        case ocspResponder
     }
 
     static func issue(
@@ -168,7 +172,8 @@ public final class TestPKI: Sendable {
         issuer: TestIssuedCertificate?,
         profile: Profile,
         notBefore: Date,
-        notAfter: Date
+        notAfter: Date,
+        extraExtensions: [(Int32, String)] = []
     ) throws -> TestIssuedCertificate {
         let key = try generateKey(keyType)
         guard let x509 = X509_new() else { throw TestingError("X509_new") }
@@ -215,12 +220,18 @@ public final class TestPKI: Sendable {
             ]
             let sans = dnsNames.map { "DNS:\($0)" } + ipAddresses.map { "IP:\($0)" }
             if !sans.isEmpty { extensions.append((NID_subject_alt_name, sans.joined(separator: ","))) }
+        case .ocspResponder:
+            extensions = [
+                (NID_basic_constraints, "critical,CA:FALSE"), (NID_key_usage, "critical,digitalSignature"),
+                (NID_ext_key_usage, "OCSPSigning"),
+            ]
         case .clientLeaf:
             extensions = [
                 (NID_basic_constraints, "critical,CA:FALSE"), (NID_key_usage, "critical,digitalSignature"),
                 (NID_ext_key_usage, "clientAuth"),
             ]
         }
+        extensions += extraExtensions
         extensions.append((NID_subject_key_identifier, "hash"))
         extensions.append((NID_authority_key_identifier, "keyid:always"))
 
@@ -242,6 +253,7 @@ public final class TestPKI: Sendable {
         return try TestIssuedCertificate(
             x509: owned,
             key: key,
+            issuer: issuer,
             issuerChain: intermediates,
             isRoot: issuer == nil && profile.isCA
         )

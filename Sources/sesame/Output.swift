@@ -37,7 +37,13 @@ enum Usage {
           -m, --max-time S           seconds allowed for the whole transfer
               --cacert FILE          trust only the CA certificates in FILE (PEM or DER)
               --capath DIR           trust only the CA certificates in DIR
-          -k, --insecure             do NOT check the server's certificate (prints a warning)
+              --anchors FILE         trust the CA certificates in FILE as well as the system's
+                                     (repeatable; SecTrustSetAnchorCertificatesOnly(false))
+              --anchors-only         trust only the --anchors / --cacert / --capath certificates
+              --cert-status          require a verified, current OCSP response stapled by the
+                                     server (a stapled "revoked" always fails, flag or not)
+          -k, --insecure             do NOT check the server's certificate nor its OCSP staple
+                                     (prints a warning)
               --pin-cert FILE        pin the certificates in FILE (repeatable): the validated chain
                                      must contain one of their public keys (or, with
                                      --pinning-mode certificate, chain up to one of them)

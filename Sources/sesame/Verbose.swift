@@ -22,6 +22,7 @@ enum Verbose {
             } else {
                 lines.append("* Server trust: decided by a handshake hook")
             }
+            if let status = info.stapledOCSPStatus { lines.append("* OCSP staple: \(status)") }
             if info.isSessionReused { lines.append("* TLS session resumed (trust decided again)") }
             if let client = info.clientCertificate { lines.append("* Client certificate: \(client.subject)") }
         case .requestHeadSent(let head):

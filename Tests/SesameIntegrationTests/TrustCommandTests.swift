@@ -27,6 +27,8 @@ import Testing
             ("self-signed", 4, "self-signed"),
             ("leaf-only", 4, "untrusted root"),
             ("rsa", 0, nil),
+            ("ocsp-good", 0, nil),
+            ("ocsp-revoked", 4, "revoked"),
         ]
         for (name, status, reason) in expectations {
             let port = try #require(nginx.trustCasePorts[name])
@@ -66,6 +68,51 @@ import Testing
         #expect(noDomain.status == 0, "\(noDomain.stderr)")
     }
 
+    @Test func stapledOCSPResponsesFromNginx() async throws {
+        let nginx = try await NginxServer(pki: Self.pki)
+        defer { nginx.stop() }
+        let root = try writeRoot()
+        let good = "https://localhost:\(nginx.trustCasePorts["ocsp-good"] ?? 0)/"
+        let revoked = "https://localhost:\(nginx.trustCasePorts["ocsp-revoked"] ?? 0)/"
+        let verbose = try await runSesame(["-v", "--cacert", root, "--cert-status", good])
+        #expect(verbose.status == 0, "\(verbose.stderr)")
+        #expect(verbose.stderr.contains("* OCSP staple: good"), "\(verbose.stderr)")
+        let explained = try await runSesame(["trust", "--cacert", root, good])
+        #expect(explained.stdout.contains("OCSP: good"), "\(explained.stdout)")
+        // --cert-status needs a staple; the main port sends none.
+        let unstapled = try await runSesame([
+            "--cacert", root, "--cert-status", "https://localhost:\(nginx.httpsPort)/small.txt",
+        ])
+        #expect(unstapled.status == 4)
+        #expect(unstapled.stderr.contains("stapled no OCSP response"), "\(unstapled.stderr)")
+        // -k ignores the staple as it ignores the chain; a pin on top of a revoked staple does not help.
+        let insecure = try await runSesame(["-k", revoked])
+        #expect(insecure.status == 0, "\(insecure.stderr)")
+        #expect(insecure.stdout == "ocsp-revoked")
+        let pinned = try await runSesame(["--cacert", root, "--pinnedpubkey", pinOfRoot(), revoked])
+        #expect(pinned.status == 4)
+        #expect(pinned.stderr.contains("keyCompromise"), "\(pinned.stderr)")
+    }
+
+    func pinOfRoot() -> String { "sha256//" + Self.pki.root.certificate.publicKey.sha256Pin }
+
+    @Test func anchorsJoinOrReplaceTheSystemRoots() async throws {
+        let nginx = try await NginxServer(pki: Self.pki)
+        defer { nginx.stop() }
+        let root = try writeRoot()
+        let url = "https://localhost:\(nginx.httpsPort)/small.txt"
+        let added = try await runSesame(["-v", "--anchors", root, url])
+        #expect(added.status == 0, "\(added.stderr)")
+        let only = try await runSesame(["--anchors", root, "--anchors-only", url])
+        #expect(only.status == 0, "\(only.stderr)")
+        // With the system roots only, the private CA is unknown.
+        let system = try await runSesame([url])
+        #expect(system.status == 4)
+        let usage = try await runSesame(["--anchors-only", url])
+        #expect(usage.status == 2)
+        #expect(usage.stderr.contains("--anchors-only needs"), "\(usage.stderr)")
+    }
+
     @Test func offlineEvaluationWithJSONAndATime() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("eval-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -90,5 +137,15 @@ import Testing
         #expect(future.stdout.contains("expired"))
         let usage = try await runSesame(["trust", "evaluate", "--leaf", leafFile])
         #expect(usage.status == 2)
+        let revokedFile = directory.appendingPathComponent("revoked.der")
+        try Self.pki.ocspResponse(for: leaf, answer: .revoked(at: Self.pki.now - 60)).write(to: revokedFile)
+        let revoked = try await runSesame(base + ["--host", "localhost", "--ocsp", revokedFile.path])
+        #expect(revoked.status == 4)
+        #expect(revoked.stdout.contains("revoked"), "\(revoked.stdout)")
+        let goodFile = directory.appendingPathComponent("good.der")
+        try Self.pki.ocspResponse(for: leaf).write(to: goodFile)
+        let stapledGood = try await runSesame(base + ["--host", "localhost", "--ocsp", goodFile.path])
+        #expect(stapledGood.status == 0, "\(stapledGood.stdout)")
+        #expect(stapledGood.stdout.contains("OCSP: good"), "\(stapledGood.stdout)")
     }
 }

@@ -39,6 +39,8 @@ int CSesameShims_SSL_get_ex_new_index(void);
 int CSesameShims_X509_STORE_CTX_get_ex_new_index(void);
 long CSesameShims_SSL_get_tlsext_status_ocsp_resp(SSL *ssl, const unsigned char *_Nullable *_Nonnull resp);
 long CSesameShims_SSL_set_tlsext_status_type_ocsp(SSL *ssl);
+long CSesameShims_SSL_CTX_set_tlsext_status_cb(SSL_CTX *ctx, int (*cb)(SSL *, void *), void *_Nullable arg);
+long CSesameShims_SSL_set_tlsext_status_ocsp_resp(SSL *ssl, unsigned char *resp, long length);
 long CSesameShims_SSL_CTX_set_tlsext_servername_callback(SSL_CTX *ctx, int (*cb)(SSL *, int *, void *));
 
 // MARK: - Constants that arrive as composite macros

@@ -10,6 +10,8 @@ public struct TrustEvaluationResult: Sendable, CustomStringConvertible {
     public let verifiedChain: [Certificate]
     /// The chain as the server sent it, leaf first.
     public var observedChain: [Certificate] = []
+    /// The leaf's status from a verified OCSP response, when one was evaluated.
+    public var ocspStatus: OCSPStatus? = nil
     /// `sha256/BASE64` SPKI pins of the validated chain (of the chain as sent when nothing was
     /// validated), leaf first: what to paste into a ``PinSet``.
     public var pins: [String] {
@@ -43,6 +45,8 @@ public enum CertificateChainEvaluator {
     ///   - maximumDepth: the most intermediates allowed between the leaf and the anchor.
     ///   - crls: revocation lists to check every certificate of the chain against (none: no
     ///     revocation check).
+    ///   - ocspResponses: DER OCSP responses about the leaf (none: no OCSP check); see
+    ///     ``ServerTrust/ocspResponses``.
     /// - Returns: the result with every failure reason.
     public static func evaluate(
         chain: [Certificate],
@@ -50,7 +54,8 @@ public enum CertificateChainEvaluator {
         host: String?,
         at date: Date? = nil,
         maximumDepth: Int? = nil,
-        crls: [CertificateRevocationList] = []
+        crls: [CertificateRevocationList] = [],
+        ocspResponses: [Data] = []
     ) -> TrustEvaluationResult {
         guard let leaf = chain.first else {
             return TrustEvaluationResult(
@@ -138,8 +143,16 @@ public enum CertificateChainEvaluator {
         _ = OpenSSLErrorStack.drain()
         // OpenSSL's verification passes certificates the web PKI refuses: check the built chain.
         failures += WebPKIProfile.violations(in: built.isEmpty ? chain : built, host: host)
+        let ocsp = OCSPResponseCheck.evaluate(
+            responses: ocspResponses,
+            chain: built.isEmpty ? chain : built,
+            store: store,
+            at: date
+        )
+        failures += ocsp.failures
         var result = TrustEvaluationResult(failures: failures, verifiedChain: built)
         result.observedChain = chain
+        result.ocspStatus = ocsp.status
         return result
     }
 }

@@ -91,7 +91,7 @@ public struct SecurityPolicy: Sendable {
             )
         }
         let roots: TrustRoots = pinningMode == .certificate ? .anchors(Array(pinnedCertificates)) : trust.trustRoots
-        let chain = CertificateChainEvaluator.evaluate(chain: trust.peerChain, roots: roots, host: host, at: date)
+        let chain = trust.settingRoots(roots).evaluate(forHost: host, at: date)
         let chainAcceptable = chain.isTrusted || (allowInvalidCertificates && pinningMode != .certificate)
         guard chainAcceptable else { return Evaluation(isTrusted: false, chain: chain, reasons: []) }
         switch pinningMode {

@@ -17,6 +17,11 @@ public struct ServerTrust: Sendable {
     public var validationDate: Date?
     /// Revocation lists every certificate of the chain is checked against (none: no check).
     public var revocationLists: [CertificateRevocationList] = []
+    /// DER OCSP responses about the leaf (`SecTrustSetOCSPResponse`), checked by ``evaluate()``:
+    /// a verified "revoked" fails the evaluation, and so does a response that cannot be trusted.
+    /// Connections check the response a server staples in the handshake on their own (see
+    /// ``TLSConfiguration/stapledOCSP``), whoever made the trust decision.
+    public var ocspResponses: [Data] = []
     /// Whether the certificate's names are checked against ``host`` (an SSL policy with or
     /// without a host name).
     public var validatesHost = true
@@ -30,7 +35,7 @@ public struct ServerTrust: Sendable {
     }
 
     /// Evaluates ``peerChain`` for ``host`` (when ``validatesHost``) against ``trustRoots``, at
-    /// ``validationDate``, with ``revocationLists``: the result carries every failure reason, the
+    /// ``validationDate``, with ``revocationLists`` and ``ocspResponses``: the result carries every failure reason, the
     /// chain as sent and as validated, and their pins.
     public func evaluate() -> TrustEvaluationResult {
         CertificateChainEvaluator.evaluate(
@@ -38,7 +43,8 @@ public struct ServerTrust: Sendable {
             roots: trustRoots,
             host: validatesHost ? host : nil,
             at: validationDate,
-            crls: revocationLists
+            crls: revocationLists,
+            ocspResponses: ocspResponses
         )
     }
 
@@ -47,6 +53,13 @@ public struct ServerTrust: Sendable {
     public func settingAnchors(_ anchors: [Certificate], addingSystemRoots: Bool = false) -> ServerTrust {
         var copy = self
         copy.trustRoots = addingSystemRoots ? .system(adding: anchors) : .anchors(anchors)
+        return copy
+    }
+
+    /// The same trust evaluated against `roots`.
+    func settingRoots(_ roots: TrustRoots) -> ServerTrust {
+        var copy = self
+        copy.trustRoots = roots
         return copy
     }
 }

@@ -20,6 +20,7 @@ final class TrustEvaluationCache: Sendable {
 
     /// The evaluation of `trust`, from the cache when a fresh trusted one is there.
     func evaluate(_ trust: ServerTrust) -> TrustEvaluationResult {
+        guard trust.ocspResponses.isEmpty, trust.revocationLists.isEmpty else { return trust.evaluate() }
         let key = Key(
             host: trust.host.lowercased(),
             chainDigest: sha256Digest(trust.peerChain.flatMap { [UInt8]($0.derEncoded) })

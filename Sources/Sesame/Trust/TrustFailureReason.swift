@@ -12,6 +12,9 @@ public struct TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
         case invalidPurpose = "not valid for TLS server authentication"
         case badSignature = "bad signature"
         case revoked = "revoked"
+        /// An OCSP response for the certificate could not be trusted: bad signature, stale, not
+        /// about this certificate, or "unknown".
+        case invalidRevocationStatus = "invalid revocation status"
         case malformed = "malformed certificate"
         /// The chain verifies, but breaks the web PKI profile (RFC 5280, CA/Browser Forum
         /// Baseline Requirements): a CA leaf, a missing or invalid SAN, a bad key, ...

@@ -97,13 +97,19 @@ enum FetchCommand {
         var anchors: [Certificate] = []
         if let file = options.caFile { anchors += try Certificate.load(contentsOf: file) }
         if let directory = options.caPath { anchors += try certificates(inDirectory: directory) }
-        if options.caFile != nil || options.caPath != nil {
-            // curl's meaning: these replace the default bundle.
+        for file in options.anchorFiles { anchors += try Certificate.load(contentsOf: file) }
+        if options.caFile != nil || options.caPath != nil || options.anchorsOnly {
+            // curl's meaning for --cacert/--capath: these replace the default bundle.
             configuration.tls.trustRoots = .anchors(anchors)
+        } else if !anchors.isEmpty {
+            // --anchors alone: SecTrustSetAnchorCertificatesOnly(false), the system roots and these.
+            configuration.tls.trustRoots = .system(adding: anchors)
         }
+        if options.requiresStapledOCSP { configuration.tls.stapledOCSP = .require }
         try configureTrust(&configuration, options)
         if options.insecure {
             configuration.handshakeHooks.serverTrust = { _ in true }
+            configuration.tls.stapledOCSP = .ignore
         }
         return configuration
     }

@@ -19,6 +19,9 @@ struct FetchOptions {
     var maximumTime: Duration?
     var caFile: String?
     var caPath: String?
+    var anchorFiles: [String] = []
+    var anchorsOnly = false
+    var requiresStapledOCSP = false
     var insecure = false
     var failOnHTTPError = false
     var user: UserOption?
@@ -39,12 +42,12 @@ struct FetchOptions {
             "-X", "--request", "-H", "--header", "-d", "--data", "--data-binary", "--data-raw", "-o", "--output",
             "--max-redirs", "--connect-timeout", "-m", "--max-time", "--cacert", "--capath", "--url", "-u", "--user",
             "--netrc-file", "--credential-store", "--pin-cert", "--pinning-mode", "--pinnedpubkey", "--crl",
-            "--crlfile",
+            "--crlfile", "--anchors",
         ],
         switches: [
             "-i", "--include", "-v", "--verbose", "-s", "--silent", "-S", "--show-error", "-L", "--location", "-k",
             "--insecure", "-f", "--fail", "--basic", "--digest", "--anyauth", "-n", "--netrc", "--save-credentials",
-            "--no-validate-domain",
+            "--no-validate-domain", "--anchors-only", "--cert-status",
         ]
     )
 
@@ -78,6 +81,7 @@ struct FetchOptions {
                 case "-m", "--max-time": options.maximumTime = try seconds(value, name)
                 case "--cacert": options.caFile = value
                 case "--capath": options.caPath = value
+                case "--anchors": options.anchorFiles.append(value)
                 case "-u", "--user": options.user = try UserOption(value)
                 case "--netrc-file":
                     options.netrcFile = value
@@ -123,6 +127,8 @@ struct FetchOptions {
                 case "-n", "--netrc": options.usesNetrc = true
                 case "--save-credentials": options.saveCredentials = true
                 case "--no-validate-domain": options.validatesDomain = false
+                case "--anchors-only": options.anchorsOnly = true
+                case "--cert-status": options.requiresStapledOCSP = true
                 default: throw Arguments.UsageError(description: "unknown option \(name)")
                 }
             }
@@ -132,6 +138,14 @@ struct FetchOptions {
             options.data = Array(dataParts.joined(separator: [UInt8(ascii: "&")]))
         }
         guard options.url != nil else { throw Arguments.UsageError(description: "no URL given; see sesame --help") }
+        if options.anchorsOnly && options.anchorFiles.isEmpty && options.caFile == nil && options.caPath == nil {
+            throw Arguments.UsageError(description: "--anchors-only needs --anchors FILE (or --cacert / --capath)")
+        }
+        if options.requiresStapledOCSP && options.insecure {
+            throw Arguments.UsageError(
+                description: "--cert-status checks the server's certificate; --insecure does not"
+            )
+        }
         if options.saveCredentials && options.user == nil {
             throw Arguments.UsageError(description: "--save-credentials needs -u USER[:PASSWORD]")
         }

@@ -6,7 +6,7 @@ import Sesame
 /// Exit 0 when trusted, 4 when not.
 enum TrustCommand {
     private static let arguments = Arguments(
-        valued: ["--cacert", "--leaf", "--intermediates", "--anchors", "--host", "--ip", "--at", "--crl"],
+        valued: ["--cacert", "--leaf", "--intermediates", "--anchors", "--host", "--ip", "--at", "--crl", "--ocsp"],
         switches: ["--json", "--no-validate-domain"]
     )
 
@@ -55,6 +55,10 @@ enum TrustCommand {
             seen.withLock { $0 = trust }
             return trust.evaluate().isTrusted
         }
+        let staple = LockedValue<OCSPStatus?>(nil)
+        configuration.eventObserver = { event in
+            if case .tlsEstablished(_, let info) = event { staple.withLock { $0 = info.stapledOCSPStatus } }
+        }
         var request = HTTPRequest(url: url)
         request.method = "HEAD"
         let session = Session(configuration: configuration)
@@ -68,16 +72,26 @@ enum TrustCommand {
             if let connectError { throw connectError }
             throw CommandError("\(host): no certificate was received")
         }
-        let result = trust.evaluate()
-        json ? printJSON(trust.peerChain, result) : printText(trust.peerChain, result, origin: "\(host):\(trust.port)")
-        return result.isTrusted ? .ok : .serverTrust
+        var result = trust.evaluate()
+        result.ocspStatus = staple.withLock { $0 }
+        // A check after the decision (the stapled OCSP response) can still refuse the server.
+        var lateRefusal: String? = nil
+        if result.isTrusted, let error = connectError as? SesameError, error.code == .serverTrustRejected {
+            lateRefusal = error.detail
+        }
+        if json {
+            printJSON(trust.peerChain, result, lateRefusal: lateRefusal)
+        } else {
+            printText(trust.peerChain, result, origin: "\(host):\(trust.port)", lateRefusal: lateRefusal)
+        }
+        return result.isTrusted && lateRefusal == nil ? .ok : .serverTrust
     }
 
     private static func evaluateOffline(_ values: [String: [String]], json: Bool) throws -> ExitCode {
         guard let leafFile = values["--leaf"]?.first, let anchorFiles = values["--anchors"] else {
             throw Arguments.UsageError(
                 description:
-                    "usage: sesame trust evaluate --leaf F [--intermediates F] --anchors F [--host H | --ip A] [--at RFC3339] [--crl F] [--json]"
+                    "usage: sesame trust evaluate --leaf F [--intermediates F] --anchors F [--host H | --ip A] [--at RFC3339] [--crl F] [--ocsp F] [--json]"
             )
         }
         let chain =
@@ -85,6 +99,12 @@ enum TrustCommand {
             + (values["--intermediates"] ?? []).flatMap { try Certificate.load(contentsOf: $0) }
         let anchors = try anchorFiles.flatMap { try Certificate.load(contentsOf: $0) }
         let crls = try (values["--crl"] ?? []).map { try CertificateRevocationList.load(contentsOf: $0) }
+        let ocspResponses = try (values["--ocsp"] ?? []).map { path in
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw CommandError("cannot read the OCSP response file '\(path)'")
+            }
+            return data
+        }
         var date: Date?
         if let text = values["--at"]?.first {
             guard let parsed = ISO8601DateFormatter().date(from: text) else {
@@ -97,7 +117,8 @@ enum TrustCommand {
             roots: .anchors(anchors),
             host: values["--host"]?.first ?? values["--ip"]?.first,
             at: date,
-            crls: crls
+            crls: crls,
+            ocspResponses: ocspResponses
         )
         json
             ? printJSON(chain, result)
@@ -105,7 +126,12 @@ enum TrustCommand {
         return result.isTrusted ? .ok : .serverTrust
     }
 
-    private static func printText(_ chain: [Certificate], _ result: TrustEvaluationResult, origin: String?) {
+    private static func printText(
+        _ chain: [Certificate],
+        _ result: TrustEvaluationResult,
+        origin: String?,
+        lateRefusal: String? = nil
+    ) {
         if let origin { print("server: \(origin)") }
         print("chain as sent (leaf first):")
         for (index, certificate) in chain.enumerated() {
@@ -116,9 +142,11 @@ enum TrustCommand {
             if !names.isEmpty { print("      SANs:    \(names.joined(separator: ", "))") }
             print("      pin:     sha256/\(certificate.publicKey.sha256Pin)")
         }
-        print("evaluation: \(result.isTrusted ? "trusted" : "NOT trusted")")
+        print("evaluation: \(result.isTrusted && lateRefusal == nil ? "trusted" : "NOT trusted")")
         for failure in result.failures { print("  - \(failure)") }
-        if result.isTrusted {
+        if let lateRefusal { print("  - \(lateRefusal)") }
+        if let status = result.ocspStatus { print("OCSP: \(status)") }
+        if result.isTrusted && lateRefusal == nil {
             print("validated chain: " + result.verifiedChain.map { "\($0.subject)" }.joined(separator: " <- "))
             let pins = result.verifiedChain.map { "sha256//" + $0.publicKey.sha256Pin }
             print("pins (leaf first), for --pinnedpubkey or PinSet (keep a backup pin):")
@@ -126,7 +154,7 @@ enum TrustCommand {
         }
     }
 
-    private static func printJSON(_ chain: [Certificate], _ result: TrustEvaluationResult) {
+    private static func printJSON(_ chain: [Certificate], _ result: TrustEvaluationResult, lateRefusal: String? = nil) {
         struct Report: Encodable {
             struct Entry: Encodable {
                 let subject: String
@@ -138,12 +166,14 @@ enum TrustCommand {
             }
             let trusted: Bool
             let failures: [String]
+            let ocsp: String?
             let chain: [Entry]
             let validatedChainPins: [String]
         }
         let report = Report(
-            trusted: result.isTrusted,
-            failures: result.failures.map(\.description),
+            trusted: result.isTrusted && lateRefusal == nil,
+            failures: result.failures.map(\.description) + (lateRefusal.map { [$0] } ?? []),
+            ocsp: result.ocspStatus?.description,
             chain: chain.map {
                 Report.Entry(
                     subject: "\($0.subject)",

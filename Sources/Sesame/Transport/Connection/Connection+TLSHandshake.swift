@@ -180,6 +180,14 @@ extension Connection {
 
     private func established() {
         guard let ssl else { return }
+        let stapled: OCSPStatus?
+        do {
+            stapled = try checkStapledOCSP(ssl)
+        } catch {
+            context?.sessions.remove(for: sessionKey)
+            fail(error)
+            return
+        }
         cancelHandshakeTimer()
         phase = .established
         var alpn: UnsafePointer<UInt8>? = nil
@@ -191,7 +199,7 @@ extension Connection {
         let cipher =
             SSL_get_current_cipher(ssl).flatMap { SSL_CIPHER_standard_name($0) }.map { String(cString: $0) }
             ?? "unknown"
-        publish(
+        var info =
             TLSConnectionInfo(
                 protocolVersion: String(cString: SSL_get_version(ssl)),
                 cipherSuite: cipher,
@@ -202,11 +210,47 @@ extension Connection {
                 remoteAddress: remoteAddress?.description ?? "unknown",
                 trustEvaluation: lastEvaluation
             )
-        )
+        info.stapledOCSPStatus = stapled
+        publish(info)
         if let continuation = connectContinuation {
             connectContinuation = nil
             continuation.resume()
         }
+    }
+
+    /// Checks the OCSP response the server stapled (see ``StapledOCSPPolicy``). A resumed session
+    /// carries no staple; it was stored only after its full handshake passed this check.
+    private func checkStapledOCSP(_ ssl: OpaquePointer) throws(SesameError) -> OCSPStatus? {
+        guard configuration.stapledOCSP != .ignore, SSL_session_reused(ssl) != 1,
+            let leaf = machine.peerChain.first
+        else { return nil }
+        var bytes: UnsafePointer<UInt8>? = nil
+        let length = CSesameShims_SSL_get_tlsext_status_ocsp_resp(ssl, &bytes)
+        guard length > 0, let bytes else {
+            if configuration.stapledOCSP == .require || leaf.requiresOCSPStaple {
+                let why =
+                    leaf.requiresOCSPStaple ? "its certificate is marked must-staple" : "the configuration requires one"
+                throw SesameError(
+                    .serverTrustRejected,
+                    "\(host):\(port): the server stapled no OCSP response, and \(why)"
+                )
+            }
+            return nil
+        }
+        let response = Data(bytes: bytes, count: length)
+        let chain = lastEvaluation.flatMap { $0.verifiedChain.isEmpty ? nil : $0.verifiedChain } ?? machine.peerChain
+        let store: X509StoreBox
+        do {
+            store = try configuration.trustRoots.store()
+        } catch {
+            throw SesameError(.serverTrustRejected, "\(host):\(port): the OCSP staple cannot be checked: \(error)")
+        }
+        let outcome = OCSPResponseCheck.evaluate(responses: [response], chain: chain, store: store, at: nil)
+        guard outcome.failures.isEmpty else {
+            let reasons = outcome.failures.map(\.description).joined(separator: "; ")
+            throw SesameError(.serverTrustRejected, "\(host):\(port): stapled OCSP response: \(reasons)")
+        }
+        return outcome.status
     }
 
     /// The chain stored with the (resumed) session, leaf first.

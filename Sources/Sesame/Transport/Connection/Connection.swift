@@ -295,6 +295,7 @@ public final class Connection: @unchecked Sendable {
                 throw SesameError(.invalidArgument, "'\(host)' cannot be sent as a TLS server name")
             }
         }
+        if configuration.stapledOCSP != .ignore { _ = CSesameShims_SSL_set_tlsext_status_type_ocsp(ssl) }
         if configuration.sessionResumption, let session = context.sessions.session(for: sessionKey) {
             SSL_set_session(ssl, session.pointer)
         }

@@ -22,6 +22,9 @@ public struct TLSConfiguration: Hashable, Sendable {
     /// Whether sessions may be resumed. A resumed session is never trusted on the strength of the
     /// earlier handshake: its stored chain goes through the same trust decision again.
     public var sessionResumption: Bool = true
+    /// What happens to an OCSP response the server staples to the handshake (RFC 6066). Stapling is
+    /// requested unless this is ``StapledOCSPPolicy/ignore``.
+    public var stapledOCSP: StapledOCSPPolicy = .enforceWhenPresent
     /// Time allowed for the handshake's network exchanges. Time spent waiting for an asynchronous
     /// trust or client-certificate decision does not count.
     public var handshakeTimeout: Duration = .seconds(30)

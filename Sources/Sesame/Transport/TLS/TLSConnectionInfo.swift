@@ -16,6 +16,9 @@ public struct TLSConnectionInfo: Sendable, CustomStringConvertible {
     public let remoteAddress: String
     /// The evaluation default handling made, or nil when a ``TLSHandshakeHooks/serverTrust`` hook decided.
     public let trustEvaluation: TrustEvaluationResult?
+    /// The leaf's status from the OCSP response the server stapled, when it sent one (never on a
+    /// resumed session) and the configuration did not ignore it.
+    public var stapledOCSPStatus: OCSPStatus? = nil
 
     public var description: String {
         "\(protocolVersion) \(cipherSuite)\(applicationProtocol.map { " ALPN \($0)" } ?? "")"

@@ -89,4 +89,9 @@ final class TLSSessionCache: Sendable {
         }
     }
 
+    /// Forgets the session for `key` (its server failed a check after the handshake).
+    func remove(for key: String) {
+        _ = sessions.withLock { $0.removeValue(forKey: key) }
+    }
+
 }

@@ -98,7 +98,7 @@ public struct PinSet: ServerTrustEvaluating {
     }
 
     public func evaluate(_ trust: ServerTrust, forHost host: String) throws {
-        let chain = CertificateChainEvaluator.evaluate(chain: trust.peerChain, roots: trust.trustRoots, host: host)
+        let chain = trust.evaluate(forHost: host)
         guard let rule = rule(for: host) else {
             try chain.requireTrusted(host)
             return

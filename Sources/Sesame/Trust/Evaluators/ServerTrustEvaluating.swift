@@ -27,13 +27,26 @@ extension ServerTrust {
     /// The chain as validated for `host` under ``trustRoots`` (names checked when `checkingHost`),
     /// or the refusal with every reason.
     func validatedChain(forHost host: String, checkingHost: Bool) throws -> [Certificate] {
-        let result = CertificateChainEvaluator.evaluate(
-            chain: peerChain,
-            roots: trustRoots,
-            host: checkingHost ? host : nil
-        )
+        let result = evaluate(forHost: checkingHost ? host : nil)
         try result.requireTrusted(host)
         return result.verifiedChain
+    }
+
+    /// Evaluation with this trust's roots, validation date (unless `date` is given), revocation lists (plus `extraCRLs`) and
+    /// OCSP responses, for `host` (nil: no name check).
+    func evaluate(
+        forHost host: String?,
+        at date: Date? = nil,
+        extraCRLs: [CertificateRevocationList] = []
+    ) -> TrustEvaluationResult {
+        CertificateChainEvaluator.evaluate(
+            chain: peerChain,
+            roots: trustRoots,
+            host: host,
+            at: date ?? validationDate,
+            crls: revocationLists + extraCRLs,
+            ocspResponses: ocspResponses
+        )
     }
 }
 
@@ -44,12 +57,7 @@ public struct DefaultTrustEvaluator: ServerTrustEvaluating {
     public init(validatesHost: Bool = true) { self.validatesHost = validatesHost }
 
     public func evaluate(_ trust: ServerTrust, forHost host: String) throws {
-        try CertificateChainEvaluator.evaluate(
-            chain: trust.peerChain,
-            roots: trust.trustRoots,
-            host: validatesHost ? host : nil
-        )
-        .requireTrusted(host)
+        try trust.evaluate(forHost: validatesHost ? host : nil).requireTrusted(host)
     }
 }
 
@@ -133,12 +141,7 @@ public struct RevocationTrustEvaluator: ServerTrustEvaluating {
     }
 
     public func evaluate(_ trust: ServerTrust, forHost host: String) throws {
-        try CertificateChainEvaluator.evaluate(
-            chain: trust.peerChain,
-            roots: trust.trustRoots,
-            host: validatesHost ? host : nil,
-            crls: crls
-        ).requireTrusted(host)
+        try trust.evaluate(forHost: validatesHost ? host : nil, extraCRLs: crls).requireTrusted(host)
     }
 }
 
