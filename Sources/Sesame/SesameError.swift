@@ -41,6 +41,8 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible {
             case credentialStoreFailed = "credential store failed"
             case netrcInvalid = "netrc invalid"
             case serverAuthenticationFailed = "server authentication failed"
+            case proxyAuthenticationFailed = "proxy authentication failed"
+            case proxyConnectFailed = "proxy CONNECT failed"
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -116,6 +118,13 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible {
         /// The server answered a Digest request with a wrong `rspauth`: it did not prove that it
         /// knows the password, so its response is not trusted.
         public static let serverAuthenticationFailed = Code(.serverAuthenticationFailed)
+        /// A proxy answered a `CONNECT` with 407 and no credential it accepted could be sent
+        /// (none was found, the ones sent were refused up to the failure limit, or its schemes
+        /// cannot be answered).
+        public static let proxyAuthenticationFailed = Code(.proxyAuthenticationFailed)
+        /// A proxy refused to open a `CONNECT` tunnel for another reason (403, 502, ...), or does not
+        /// speak HTTP.
+        public static let proxyConnectFailed = Code(.proxyConnectFailed)
     }
 
     /// What went wrong.

@@ -37,6 +37,8 @@ enum Verbose {
             lines.append("* challenge \(trace)")
         case .challengeHeaderProblem(let problem):
             lines.append("* challenge header: \(problem)")
+        case .tunnel(let proxy, let target, let status):
+            lines.append("* CONNECT \(target) via \(proxy): \(status)")
         case .credentialNotStored(let space, let error):
             lines.append("* credential for \(space) not stored: \(error)")
         }

@@ -47,7 +47,7 @@ struct ChallengeResolver: Sendable {
     /// Failed attempts before the response is delivered without asking again.
     let maximumFailures: Int
     /// Whether Basic may be sent where it can be read on the wire.
-    let allowsCleartextPasswords: Bool
+    var allowsCleartextPasswords: Bool
     let task: SessionTask?
 
     private var failures: [ProtectionSpace: Int] = [:]

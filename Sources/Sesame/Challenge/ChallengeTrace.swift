@@ -15,6 +15,8 @@ public struct ChallengeTrace: Sendable, CustomStringConvertible {
         case netrc = ".netrc"
         /// Sent before any challenge, for a space that already succeeded in this session.
         case preemptive = "preemptive"
+        /// Used without asking: the identity already chosen for this space in the session.
+        case remembered = "remembered for the session"
         /// The challenge was not answered because the failure limit was reached.
         case failureLimit = "failure limit"
     }

@@ -72,14 +72,16 @@ extension HTTPBody {
 
 extension ChallengeResolver.Authorizer {
     /// The header value for `request`, and for Digest what the response's `rspauth` must be.
-    func header(for request: HTTPRequest) throws -> (String, DigestAuthorizer.Expectation?) {
+    /// The header value for `request`; `uri` is Digest's request-target when it is not the
+    /// origin form (absolute form to a forwarding proxy, `host:port` for `CONNECT`).
+    func header(for request: HTTPRequest, uri: String? = nil) throws -> (String, DigestAuthorizer.Expectation?) {
         switch self {
         case .fixed(let value):
             return (value, nil)
         case .digest(let digest):
             let (value, expectation) = try digest.authorization(
                 method: request.method,
-                uri: HTTP1Exchange.target(of: request.url),
+                uri: uri ?? HTTP1Exchange.target(of: request.url),
                 bodyHash: { try request.body?.hexHash(digest.algorithm.hash) ?? digest.algorithm.hex([UInt8]()) }
             )
             return (value, expectation)

@@ -47,6 +47,15 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
     let scheme: String
     let host: String
     let port: Int
+    /// How connections to the origin are made. Part of the pool key, so that connections through
+    /// different proxies (or none) are never shared; `Origin(url)` is always `.direct`.
+    var route: ProxyRoute = .direct
+
+    init(scheme: String, host: String, port: Int) {
+        self.scheme = scheme
+        self.host = host
+        self.port = port
+    }
 
     init?(_ url: URL) {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",

@@ -76,6 +76,11 @@ extension Session {
     func remember(_ attempt: ChallengeResolver.Attempt, for url: URL) {
         guard attempt.responder != .preemptive else { return }
         preemptive.record(attempt, for: url)
+        store(attempt)
+    }
+
+    /// Keeps a credential that worked in the credential storage, per its persistence.
+    func store(_ attempt: ChallengeResolver.Attempt) {
         guard let storage = configuration.credentialStorage, attempt.credential.persistence != .none,
             attempt.responder != .storage
         else { return }
@@ -153,7 +158,11 @@ extension Session {
         return true
     }
 
-    private func chooseIdentity(_ request: ClientCertificateRequest) async throws -> Identity? {
+    /// The identity for a client-certificate request: the one already chosen for its protection
+    /// space in this session, else the delegate's answer, else (default handling) the identity
+    /// configured for the host. The first choice for a space holds for the whole session (in
+    /// memory only), so pooled connections to one server never mix identities.
+    func chooseIdentity(_ request: ClientCertificateRequest) async throws -> Identity? {
         let space = ProtectionSpace(
             host: request.host,
             port: request.port,
@@ -164,16 +173,65 @@ extension Session {
             proxyType: nil,
             distinguishedNames: request.acceptableIssuers
         )
-        let (disposition, credential) = try await handshakeChallenge(space)
-        switch disposition {
-        case .useCredential: return credential?.identity
-        case .performDefaultHandling, .rejectProtectionSpace: return nil
-        case .cancelAuthenticationChallenge:
-            throw SesameError(
-                .authenticationCancelled,
-                "the client-certificate challenge for \(request.host) was cancelled"
-            )
+        if let remembered = chosenIdentities.withLock({ $0[space] }) {
+            reportIdentity(remembered, for: space, responder: .remembered)
+            return remembered
         }
+        var chosen: Identity?
+        if delegate != nil {
+            let (disposition, credential) = try await handshakeChallenge(space)
+            switch disposition {
+            case .useCredential:
+                guard let credential else { break }
+                guard let identity = credential.identity else {
+                    throw SesameError(
+                        .unsupportedCredential,
+                        "the client-certificate challenge for \(request.host) was answered with \(credential); answer it with Credential(identity:certificates:persistence:)"
+                    )
+                }
+                chosen = identity
+            case .performDefaultHandling, .rejectProtectionSpace:
+                chosen = configuredIdentity(forHost: request.host)
+            case .cancelAuthenticationChallenge:
+                throw SesameError(
+                    .authenticationCancelled,
+                    "the client-certificate challenge for \(request.host) was cancelled"
+                )
+            }
+        } else {
+            chosen = configuredIdentity(forHost: request.host)
+            reportIdentity(chosen, for: space, responder: .defaultHandling)
+        }
+        return chosenIdentities.withLock { identities in
+            if let first = identities[space] { return first }  // a concurrent handshake chose first
+            identities[space] = chosen
+            return chosen
+        }
+    }
+
+    /// ``SessionConfiguration/clientIdentities``' entry for `host`: exact, then the longest
+    /// matching `*.suffix`, then `*`.
+    func configuredIdentity(forHost host: String) -> Identity? {
+        let host = host.lowercased()
+        let identities = configuration.clientIdentities
+        if let exact = identities.first(where: { $0.key.lowercased() == host }) { return exact.value }
+        let wildcard = identities.filter { key, _ in
+            key.hasPrefix("*.") && host.hasSuffix(String(key.lowercased().dropFirst()))
+        }.max { $0.key.count < $1.key.count }
+        return wildcard?.value ?? identities["*"]
+    }
+
+    private func reportIdentity(_ identity: Identity?, for space: ProtectionSpace, responder: ChallengeTrace.Responder) {
+        guard let observer = configuration.eventObserver else { return }
+        let trace = ChallengeTrace(
+            protectionSpace: space,
+            previousFailureCount: 0,
+            responder: responder,
+            disposition: identity == nil ? .performDefaultHandling : .useCredential,
+            user: nil,
+            detail: identity.map { "certificate \($0.certificate.subject)" } ?? "no certificate"
+        )
+        loop.execute { observer(.challenge(trace)) }
     }
 
     private func handshakeChallenge(_ space: ProtectionSpace) async throws -> (AuthChallengeDisposition, Credential?) {

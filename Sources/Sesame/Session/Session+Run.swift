@@ -37,10 +37,36 @@ extension Session {
             task: task
         )
         var attempt: ChallengeResolver.Attempt?
+        var proxyResolver = ChallengeResolver(
+            maximumFailures: configuration.maximumAuthenticationFailures,
+            allowsCleartextPasswords: configuration.allowsCleartextPasswords,
+            task: task
+        )
+        var proxyAttempt: (proxy: ProxyEndpoint, attempt: ChallengeResolver.Attempt)?
         while true {
             task.update(request: request)
             try Task.checkCancellation()
+            let (route, proxyCredential) = try configuration.proxy.route(for: request.url)
             var wire = request
+            var forwardProxy: ProxyEndpoint? = nil
+            if case .forward(let proxy) = route { forwardProxy = proxy }
+            if let forwardProxy {
+                // A password written into the proxy's URL is consent to send it to that proxy.
+                proxyResolver.allowsCleartextPasswords =
+                    configuration.allowsCleartextPasswords || proxyCredential != nil
+                if proxyAttempt?.proxy != forwardProxy {
+                    proxyAttempt = proxyAuthorizations.withLock { $0[forwardProxy] }.map { (forwardProxy, $0) }
+                    if let known = proxyAttempt?.attempt { proxyResolver.sending(preemptive: known) }
+                }
+                if let proxyAttempt {
+                    let target = HTTP1Exchange.requestTarget(of: request.url, route: route)
+                    let (value, _) = try proxyAttempt.attempt.authorizer.header(for: request, uri: target)
+                    wire.headers.replaceOrAdd(name: "Proxy-Authorization", value: value)
+                }
+            } else {
+                // Proxy credentials go only to a forwarding proxy, never to an origin or into a tunnel.
+                wire.headers.remove(name: "Proxy-Authorization")
+            }
             resolver.bodyIsHashable = request.body?.isHashable ?? true
             if attempt == nil, !request.headers.contains("Authorization"),
                 let known = preemptive.attempt(for: request.url)
@@ -54,17 +80,35 @@ extension Session {
                 wire.headers.replaceOrAdd(name: "Authorization", value: value)
                 expectation = expected
             }
-            let reader = try await send(wire, deadline: deadline)
+            let reader = try await send(wire, route: route, task: task, deadline: deadline)
             guard let response = reader.response else {
                 throw SesameError(.protocolError, "no response head")
             }
             var bodyCheck: DigestBodyCheck?
-            var outcome = try await resolveChallenges(response, to: request, with: &resolver)
+            let proxyChallenged = response.status == 407 && forwardProxy != nil
+            var outcome: ChallengeOutcome
+            if let forwardProxy, proxyChallenged || proxyAttempt != nil {
+                // The proxy's answer first: a 407 is its challenge; anything else means it took
+                // what was sent.
+                let proxyOutcome = try await resolveChallenges(
+                    response,
+                    to: request,
+                    with: &proxyResolver,
+                    proxy: (forwardProxy, proxyCredential)
+                )
+                if !proxyChallenged, case .deliver = proxyOutcome { proxyAttempt = nil }
+                outcome = proxyChallenged ? proxyOutcome : .deliver
+            } else {
+                outcome = .deliver
+            }
+            if !proxyChallenged {
+                outcome = try await resolveChallenges(response, to: request, with: &resolver)
+            }
             if case .retry = outcome, !(request.body?.isReplayable ?? true) {
                 // A streamed body is gone once sent: the challenge response is the answer.
                 configuration.eventObserver?(
                     .challengeHeaderProblem(
-                        "a streamed body cannot be sent again with credentials; the 401 is delivered"
+                        "a streamed body cannot be sent again with credentials; the \(response.status) is delivered"
                     )
                 )
                 outcome = .deliver
@@ -72,12 +116,17 @@ extension Session {
             switch outcome {
             case .retry(let next):
                 await reader.discard()
-                attempt = next
+                if proxyChallenged, let forwardProxy {
+                    proxyAttempt = (forwardProxy, next)
+                } else {
+                    attempt = next
+                }
                 continue
             case .fail(let error):
                 reader.abandon()
                 throw error
             case .deliver:
+                guard !proxyChallenged else { break }
                 do {
                     bodyCheck = try checkAuthenticationInfo(response, attempt: attempt, expectation: expectation)
                 } catch {
@@ -150,31 +199,34 @@ extension Session {
         return nil
     }
 
-    private enum ChallengeOutcome {
+    enum ChallengeOutcome {
         case deliver
         case retry(ChallengeResolver.Attempt)
         case fail(SesameError)
     }
 
     /// Runs the resolver over a response: asks the delegates as often as it says, stores what
-    /// worked, and tells the exchange loop whether to deliver, send again, or fail.
-    private func resolveChallenges(
+    /// worked, and tells the exchange loop whether to deliver, send again, or fail. With `proxy`,
+    /// the response is the proxy's (407 and `Proxy-Authenticate`), and the proxy URL's credential
+    /// is tried first.
+    func resolveChallenges(
         _ response: HTTPResponse,
         to request: HTTPRequest,
-        with resolver: inout ChallengeResolver
+        with resolver: inout ChallengeResolver,
+        proxy: (endpoint: ProxyEndpoint, credential: Credential?)? = nil
     ) async throws -> ChallengeOutcome {
-        guard let origin = Origin(request.url) else { return .deliver }
+        guard let origin = proxy?.endpoint.origin ?? Origin(request.url) else { return .deliver }
         let url = request.url
         let automatic: ChallengeResolver.Automatic = { [self] space in
-            try automaticCredential(for: space, url: url)
+            if space.isProxy, let credential = proxy?.credential { return (credential, .urlUserInfo) }
+            return try automaticCredential(for: space, url: url)
         }
-        let challenged = response.status == 401
+        let challenged = response.status == (proxy == nil ? 401 : 407)
+        let methods = proxy == nil ? configuration.authenticationMethods : configuration.proxyAuthenticationMethods
         var offers: [ChallengeOffer] = []
         if challenged {
-            let offered = OfferedProtectionSpaces.parse(response, origin: origin, isProxy: false)
-            offers = offered.offers.filter {
-                configuration.authenticationMethods?.contains($0.space.authenticationMethod) ?? true
-            }
+            let offered = OfferedProtectionSpaces.parse(response, origin: origin, isProxy: proxy != nil)
+            offers = offered.offers.filter { methods?.contains($0.space.authenticationMethod) ?? true }
             for problem in offered.problems { configuration.eventObserver?(.challengeHeaderProblem(problem)) }
             // A stronger scheme Sesame cannot answer means a downgrade: say so.
             for offer in offers where offer.digest != nil && !offer.isAnswerable {
@@ -186,7 +238,9 @@ extension Session {
         var step: ChallengeResolver.Step
         do {
             step = try resolver.received(response, challenged: challenged, offers: offers, automatic: automatic)
-            if let failed = resolver.lastFailure, failed.responder == .preemptive { preemptive.forget(failed.space) }
+            if let failed = resolver.lastFailure, failed.responder == .preemptive {
+                if let proxy { forgetProxy(proxy.endpoint) } else { preemptive.forget(failed.space) }
+            }
             while case .ask(let challenge) = step {
                 let (disposition, credential, responder) = await offLoop { await ask(challenge) }
                 step = try resolver.answered(
@@ -204,7 +258,9 @@ extension Session {
         reportTraces(&resolver)
         switch step {
         case .deliver(let succeeded):
-            if let succeeded { remember(succeeded, for: url) }
+            if let succeeded {
+                if let proxy { rememberProxy(succeeded, for: proxy.endpoint) } else { remember(succeeded, for: url) }
+            }
             return .deliver
         case .retry(let attempt):
             return .retry(attempt)
@@ -222,14 +278,20 @@ extension Session {
     }
 
     /// One exchange, sent again once on a fresh connection when a reused one proves to be closed.
-    private func send(_ request: HTTPRequest, deadline: ContinuousClock.Instant) async throws -> ResponseBodyReader {
-        guard let origin = Origin(request.url) else {
+    private func send(
+        _ request: HTTPRequest,
+        route: ProxyRoute,
+        task: SessionTask,
+        deadline: ContinuousClock.Instant
+    ) async throws -> ResponseBodyReader {
+        guard var origin = Origin(request.url) else {
             throw SesameError(.unsupportedURL, "'\(request.url.redactedDescription)' is not an http or https URL")
         }
+        origin.route = route
         var attempt = 0
         while true {
             attempt += 1
-            let lease = try await pool.acquire(origin)
+            let lease = try await pool.acquire(origin, for: task)
             if let observer = configuration.eventObserver {
                 observer(
                     .connected(

@@ -15,6 +15,12 @@ public final class Session: Sendable {
     let loop: EventLoop
     let pool: ConnectionPool
     let preemptive = PreemptiveAuthentication()
+    /// The hooks every handshake of the session uses (explicit ones, or challenges for the delegate).
+    let handshakeHooks: TLSHandshakeHooks
+    /// Proxy credentials that worked, sent with later requests through the same proxy.
+    let proxyAuthorizations = LockedValue<[ProxyEndpoint: ChallengeResolver.Attempt]>([:])
+    /// Client identities chosen per protection space: the first answer holds for the session.
+    let chosenIdentities = LockedValue<[ProtectionSpace: Identity?]>([:])
 
     /// A session with the default configuration and no delegate.
     public static let shared = Session()
@@ -31,35 +37,31 @@ public final class Session: Sendable {
         self.configuration = configuration
         self.delegate = delegate
         self.loop = eventLoop
-        let tls = configuration.tls
         // TLS decisions become challenges for the delegate, unless the configuration decides them
         // itself through explicit hooks.
         let reference = SessionReference()
         var hooks = configuration.handshakeHooks
-        if delegate != nil {
-            let challengeHooks = Self.challengeHooks(for: reference)
-            hooks.serverTrust = hooks.serverTrust ?? challengeHooks.serverTrust
+        let challengeHooks = Self.challengeHooks(for: reference)
+        if delegate != nil || !configuration.clientIdentities.isEmpty {
             hooks.clientCertificate = hooks.clientCertificate ?? challengeHooks.clientCertificate
+        }
+        if delegate != nil {
+            hooks.serverTrust = hooks.serverTrust ?? challengeHooks.serverTrust
         } else if configuration.securityPolicy != nil || configuration.serverTrustManager != nil,
             hooks.serverTrust == nil
         {
             hooks.serverTrust = { [configuration] trust in try Self.defaultTrustDecision(trust, configuration) }
         }
-        let handshakeHooks = hooks
-        let connectTimeout = configuration.connectTimeout
+        self.handshakeHooks = hooks
         pool = ConnectionPool(
             limit: configuration.maximumConnectionsPerHost,
             idleTimeout: configuration.idleTimeout,
             loop: eventLoop
-        ) { origin in
-            try await Connection.connect(
-                host: origin.host,
-                port: origin.port,
-                tls: origin.isTLS ? tls : nil,
-                hooks: handshakeHooks,
-                connectTimeout: connectTimeout,
-                on: eventLoop
-            )
+        ) { origin, task in
+            guard let session = reference.session else {
+                throw SesameError(.cancelled, "the session was released before connecting to \(origin)")
+            }
+            return try await session.openConnection(origin, for: task)
         }
         reference.set(self)
     }

@@ -47,6 +47,16 @@ public struct SessionConfiguration: Sendable {
     /// The HTTP authentication methods answered (nil: all). Challenges with other methods are
     /// ignored as if the server had not offered them (curl's `--digest`, `--basic`).
     public var authenticationMethods: Set<AuthenticationMethod>?
+    /// The HTTP authentication methods answered for proxies (nil: all; curl's `--proxy-digest`,
+    /// `--proxy-basic`).
+    public var proxyAuthenticationMethods: Set<AuthenticationMethod>?
+    /// Proxies: by default those the environment names (`http_proxy`, `https_proxy`, `all_proxy`,
+    /// `no_proxy`, as curl reads them); ``ProxyConfiguration/none`` turns them off.
+    public var proxy: ProxyConfiguration = .environment()
+    /// Client identities for default handling of client-certificate challenges, by host: an exact
+    /// host name, `*.example.com` (any subdomain), or `*` (any host). The most specific key wins;
+    /// without a match no certificate is sent.
+    public var clientIdentities: [String: Identity] = [:]
     /// Whether `.netrc` entries answer challenges (curl's `--netrc`).
     public var usesNetrc = false
     /// The `.netrc` file to read; nil: `$NETRC`, else `~/.netrc`.

@@ -21,6 +21,9 @@ public enum SessionEvent: Sendable {
     case challenge(ChallengeTrace)
     /// A challenge field could not be read completely (what was skipped, and why).
     case challengeHeaderProblem(String)
+    /// A proxy answered a `CONNECT` request for `target` (`host:port`) with `status`; the heads
+    /// are reported as for requests (`requestHeadSent`, `responseHeadReceived`).
+    case tunnel(proxy: String, target: String, status: Int)
     /// A credential that worked could not be stored as its persistence asked.
     case credentialNotStored(ProtectionSpace, SesameError)
 }

@@ -4,7 +4,7 @@ extension Connection {
     /// Turns an OpenSSL failure into a specific ``SesameError``: trust, client certificate, or the
     /// TLS reasons themselves.
     func mapTLSError(_ code: Int32, _ stack: OpenSSLErrorStack, during operation: String) -> SesameError {
-        let peer = "\(host):\(port)"
+        let peer = "\(tlsHost):\(tlsPort)"
         if machine.trustRejected { return trustRejectedError() }
         if stack.contains(library: ERR_LIB_SSL, reason: SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED) {
             return SesameError(.clientCertificateRequired, "\(peer): the server requires a client certificate")

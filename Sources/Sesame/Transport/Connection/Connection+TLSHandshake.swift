@@ -62,7 +62,7 @@ extension Connection {
                     socketError
                         ?? SesameError(
                             .connectionClosed,
-                            "\(host):\(port) closed the connection during the TLS handshake"
+                            "\(tlsHost):\(tlsPort) closed the connection during the TLS handshake"
                         )
                 )
             }
@@ -81,8 +81,8 @@ extension Connection {
 
     private func askTrust(resumed: Bool) {
         let request = ServerTrust(
-            host: host,
-            port: port,
+            host: tlsHost,
+            port: tlsPort,
             peerChain: machine.peerChain,
             isResumedSession: resumed,
             trustRoots: configuration.trustRoots
@@ -111,7 +111,7 @@ extension Connection {
             identityDecided(nil)
             return
         }
-        let request = ClientCertificateRequest(host: host, port: port, acceptableIssuers: machine.acceptableIssuers)
+        let request = ClientCertificateRequest(host: tlsHost, port: tlsPort, acceptableIssuers: machine.acceptableIssuers)
         suspendForDecision()
         let loop = self.loop
         Task {
@@ -232,7 +232,7 @@ extension Connection {
                     leaf.requiresOCSPStaple ? "its certificate is marked must-staple" : "the configuration requires one"
                 throw SesameError(
                     .serverTrustRejected,
-                    "\(host):\(port): the server stapled no OCSP response, and \(why)"
+                    "\(tlsHost):\(tlsPort): the server stapled no OCSP response, and \(why)"
                 )
             }
             return nil
@@ -243,12 +243,12 @@ extension Connection {
         do {
             store = try configuration.trustRoots.store()
         } catch {
-            throw SesameError(.serverTrustRejected, "\(host):\(port): the OCSP staple cannot be checked: \(error)")
+            throw SesameError(.serverTrustRejected, "\(tlsHost):\(tlsPort): the OCSP staple cannot be checked: \(error)")
         }
         let outcome = OCSPResponseCheck.evaluate(responses: [response], chain: chain, store: store, at: nil)
         guard outcome.failures.isEmpty else {
             let reasons = outcome.failures.map(\.description).joined(separator: "; ")
-            throw SesameError(.serverTrustRejected, "\(host):\(port): stapled OCSP response: \(reasons)")
+            throw SesameError(.serverTrustRejected, "\(tlsHost):\(tlsPort): stapled OCSP response: \(reasons)")
         }
         return outcome.status
     }
@@ -272,6 +272,6 @@ extension Connection {
     func trustRejectedError() -> SesameError {
         let reasons = lastEvaluation.map { $0.failures.map(\.description).joined(separator: "; ") } ?? ""
         let detail = reasons.isEmpty ? "the trust decision rejected the server's certificate" : reasons
-        return SesameError(.serverTrustRejected, "\(host):\(port): \(detail)")
+        return SesameError(.serverTrustRejected, "\(tlsHost):\(tlsPort): \(detail)")
     }
 }

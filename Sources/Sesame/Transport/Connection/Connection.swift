@@ -25,13 +25,17 @@ public final class Connection: @unchecked Sendable {
     public let host: String
     /// The port.
     public let port: Int
-    /// TLS settings; meaningful only when ``usesTLS``.
-    let configuration: TLSConfiguration
-    let usesTLS: Bool
+    /// TLS settings; meaningful only when ``usesTLS``. The TLS fields change (on the loop) only
+    /// when ``startTLS(serverName:port:tls:hooks:)`` turns a plain tunnel into TLS.
+    var configuration: TLSConfiguration
+    var usesTLS: Bool
     let connectTimeout: Duration
-    let hooks: TLSHandshakeHooks
-    let context: TLSContext?
-    let sessionKey: String
+    var hooks: TLSHandshakeHooks
+    var context: TLSContext?
+    var sessionKey: String
+    /// The server TLS is for: ``host`` and ``port``, or the origin at the end of a tunnel.
+    var tlsHost: String
+    var tlsPort: Int
 
     var phase: Phase = .idle
     var machine = TLSHandshakeStateMachine()
@@ -88,6 +92,8 @@ public final class Connection: @unchecked Sendable {
         self.context = context
         self.loop = loop
         self.sessionKey = "\(host.lowercased()):\(port)"
+        self.tlsHost = host
+        self.tlsPort = port
     }
 
     deinit {
@@ -279,7 +285,7 @@ public final class Connection: @unchecked Sendable {
         updateInterest()
     }
 
-    private func setUpSSL(_ context: TLSContext) throws {
+    func setUpSSL(_ context: TLSContext) throws {
         OpenSSLErrorStack.clear()
         guard let ssl = SSL_new(context.pointer), let readBIO = BIO_new(BIO_s_mem()),
             let writeBIO = BIO_new(BIO_s_mem())
@@ -290,9 +296,9 @@ public final class Connection: @unchecked Sendable {
         self.writeBIO = writeBIO
         SSL_set_ex_data(ssl, TLSCallbacks.connectionIndex, Unmanaged.passUnretained(self).toOpaque())
         SSL_set_connect_state(ssl)
-        if let serverName = IPAddressText.dnsName(host) {  // SNI carries names only, never IP literals
+        if let serverName = IPAddressText.dnsName(tlsHost) {  // SNI carries names only, never IP literals
             guard CSesameShims_SSL_set_tlsext_host_name(ssl, serverName) == 1 else {
-                throw SesameError(.invalidArgument, "'\(host)' cannot be sent as a TLS server name")
+                throw SesameError(.invalidArgument, "'\(tlsHost)' cannot be sent as a TLS server name")
             }
         }
         if configuration.stapledOCSP != .ignore { _ = CSesameShims_SSL_set_tlsext_status_type_ocsp(ssl) }

@@ -44,6 +44,13 @@ enum HTTP1Exchange {
         return path
     }
 
+    /// The request target for a route: absolute form to a forwarding proxy (RFC 9112 3.2.2),
+    /// origin form otherwise.
+    static func requestTarget(of url: URL, route: ProxyRoute) -> String {
+        guard case .forward = route, let origin = Origin(url) else { return target(of: url) }
+        return "\(origin.scheme)://\(origin.hostHeader)\(target(of: url))"
+    }
+
     /// Sends `request` and reads up to the final response head.
     static func send(
         _ request: HTTPRequest,
@@ -56,7 +63,7 @@ enum HTTP1Exchange {
         let headers = headers(for: request, origin: lease.origin, configuration: configuration)
         let head = try HTTP1RequestEncoder.head(
             method: request.method,
-            target: target(of: request.url),
+            target: requestTarget(of: request.url, route: lease.origin.route),
             headers: headers
         )
         configuration.eventObserver?(.requestHeadSent(String(decoding: head.dropLast(4), as: UTF8.self)))

@@ -31,6 +31,7 @@ struct HTTP1ResponseParser {
     }
 
     private let isHeadRequest: Bool
+    private let isConnectRequest: Bool
     private let limits: HTTP1ParserLimits
     private var state = State.head
     private var buffer: [UInt8] = []
@@ -45,6 +46,7 @@ struct HTTP1ResponseParser {
     ///   - limits: size limits.
     init(requestMethod: String, limits: HTTP1ParserLimits = HTTP1ParserLimits()) {
         self.isHeadRequest = requestMethod.uppercased() == "HEAD"
+        self.isConnectRequest = requestMethod.uppercased() == "CONNECT"
         self.limits = limits
     }
 
@@ -70,6 +72,14 @@ struct HTTP1ResponseParser {
         try parse(into: &events)
         compact()
         return events
+    }
+
+    /// Bytes received past the end of the response (after a `CONNECT` 2xx: the tunnel's first bytes).
+    mutating func takeUnparsedBytes() -> [UInt8] {
+        let rest = Array(buffer[position...])
+        buffer = []
+        position = 0
+        return rest
     }
 
     /// The connection ended. Completes a body delimited by the close; anything else unfinished is an error.
@@ -195,6 +205,12 @@ struct HTTP1ResponseParser {
             reusable = connectionTokens.contains("keep-alive")
         } else {
             reusable = !connectionTokens.contains("close")
+        }
+        if isConnectRequest && (200..<300).contains(head.status) {
+            // RFC 9110 9.3.6: the tunnel starts right after the head; what follows is not HTTP.
+            state = .done
+            events.append(.end(trailers: HTTPHeaders(), reusable: false))
+            return
         }
         if isHeadRequest || head.status == 204 || head.status == 304 || head.isInformational {
             if head.status == 101 { reusable = false }

@@ -25,16 +25,17 @@ final class ConnectionPool: Sendable {
 
     private let machine: LockedValue<PoolStateMachine<Connection>>
     private let waiters = LockedValue(Waiters())
-    private let open: @Sendable (Origin) async throws -> Connection
+    private let open: @Sendable (Origin, SessionTask?) async throws -> Connection
     private let loop: EventLoop
     private let idleTimeout: Duration
 
-    /// - Parameter open: makes a new connection to an origin (TCP, and TLS for https).
+    /// - Parameter open: makes a new connection to an origin (TCP, TLS for https, through its
+    ///   route's proxy) for a task (whose delegate a proxy's challenge goes to).
     init(
         limit: Int,
         idleTimeout: Duration,
         loop: EventLoop,
-        open: @escaping @Sendable (Origin) async throws -> Connection
+        open: @escaping @Sendable (Origin, SessionTask?) async throws -> Connection
     ) {
         machine = LockedValue(PoolStateMachine(limit: limit, idleTimeout: idleTimeout))
         self.idleTimeout = idleTimeout
@@ -43,7 +44,7 @@ final class ConnectionPool: Sendable {
     }
 
     /// A connection to `origin`: an idle one, a new one, or the next one freed.
-    func acquire(_ origin: Origin) async throws -> Lease {
+    func acquire(_ origin: Origin, for task: SessionTask? = nil) async throws -> Lease {
         let id = waiters.withLock { waiters -> Int in
             waiters.nextID += 1
             return waiters.nextID
@@ -54,7 +55,7 @@ final class ConnectionPool: Sendable {
         case .reuse(let connection):
             return Lease(connection: connection, origin: origin, isReused: true)
         case .connect:
-            return try await openConnection(origin)
+            return try await openConnection(origin, task)
         case .wait:
             let outcome = try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
@@ -75,7 +76,7 @@ final class ConnectionPool: Sendable {
             }
             switch outcome {
             case .reuse(let connection): return Lease(connection: connection, origin: origin, isReused: true)
-            case .connect: return try await openConnection(origin)
+            case .connect: return try await openConnection(origin, task)
             }
         }
     }
@@ -98,9 +99,9 @@ final class ConnectionPool: Sendable {
         close(machine.withLock { $0.removeAllIdle() })
     }
 
-    private func openConnection(_ origin: Origin) async throws -> Lease {
+    private func openConnection(_ origin: Origin, _ task: SessionTask?) async throws -> Lease {
         do {
-            let connection = try await open(origin)
+            let connection = try await open(origin, task)
             machine.withLock { $0.opened(origin) }
             return Lease(connection: connection, origin: origin, isReused: false)
         } catch {

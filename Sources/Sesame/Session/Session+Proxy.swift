@@ -1,0 +1,152 @@
+import Foundation
+
+extension Session {
+    /// Opens a connection for a pool key: straight to the origin, to a forwarding proxy, or
+    /// through a `CONNECT` tunnel with TLS to the origin inside it.
+    func openConnection(_ origin: Origin, for task: SessionTask?) async throws -> Connection {
+        switch origin.route {
+        case .direct:
+            return try await Connection.connect(
+                host: origin.host,
+                port: origin.port,
+                tls: origin.isTLS ? configuration.tls : nil,
+                hooks: handshakeHooks,
+                connectTimeout: configuration.connectTimeout,
+                on: loop
+            )
+        case .forward(let proxy):
+            // TLS to an HTTPS proxy is trusted like any server: the proxy's name, the session's roots.
+            return try await Connection.connect(
+                host: proxy.host,
+                port: proxy.port,
+                tls: proxy.isTLS ? configuration.tls : nil,
+                hooks: handshakeHooks,
+                connectTimeout: configuration.connectTimeout,
+                on: loop
+            )
+        case .tunnel(let proxy):
+            return try await openTunnel(to: origin, through: proxy, for: task)
+        }
+    }
+
+    /// `CONNECT` through `proxy`, answering its 407s through the same resolver, delegates and
+    /// storage as a server's 401s (bounded by the failure limit), then TLS to the origin.
+    private func openTunnel(to origin: Origin, through proxy: ProxyEndpoint, for task: SessionTask?) async throws
+        -> Connection
+    {
+        guard !proxy.isTLS else {
+            throw SesameError(
+                .invalidArgument,
+                "https:// URLs cannot go through the HTTPS proxy \(proxy) (TLS inside TLS is not supported); use an http:// proxy for them"
+            )
+        }
+        let authority = origin.hostHeader.contains(":") ? origin.hostHeader : "\(origin.hostHeader):\(origin.port)"
+        guard let url = URL(string: "https://\(authority)/") else {
+            throw SesameError(.invalidArgument, "'\(authority)' cannot be the target of a CONNECT request")
+        }
+        let proxyCredential = try configuration.proxy.route(for: url).credential
+        var request = HTTPRequest(url: url)
+        request.method = "CONNECT"
+        // A password written into the proxy's URL is consent to send it to that proxy.
+        var resolver = ChallengeResolver(
+            maximumFailures: configuration.maximumAuthenticationFailures,
+            allowsCleartextPasswords: configuration.allowsCleartextPasswords || proxyCredential != nil,
+            task: task
+        )
+        var attempt = proxyAuthorizations.withLock { $0[proxy] }
+        if let attempt { resolver.sending(preemptive: attempt) }
+        // Each 407 costs one new connection; the resolver ends the loop long before this bound.
+        for _ in 0..<(2 * configuration.maximumAuthenticationFailures + 8) {
+            let connection = try await Connection.connect(
+                host: proxy.host,
+                port: proxy.port,
+                tls: nil,
+                connectTimeout: configuration.connectTimeout,
+                on: loop
+            )
+            let response: HTTPResponse
+            let leftover: [UInt8]
+            do {
+                (response, leftover) = try await ProxyTunnel.connect(
+                    connection,
+                    authority: authority,
+                    proxy: proxy,
+                    proxyAuthorization: try attempt.map { try $0.authorizer.header(for: request, uri: authority).0 },
+                    userAgent: configuration.defaultHeaders.first("User-Agent"),
+                    timeout: configuration.requestTimeout,
+                    observer: configuration.eventObserver
+                )
+            } catch {
+                await connection.close()
+                throw error
+            }
+            let outcome = try await resolveChallenges(
+                response,
+                to: request,
+                with: &resolver,
+                proxy: (proxy, proxyCredential)
+            )
+            switch outcome {
+            case .retry(let next):
+                await connection.close()
+                attempt = next
+                continue
+            case .fail(let error):
+                await connection.close()
+                throw error
+            case .deliver:
+                break
+            }
+            guard (200..<300).contains(response.status) else {
+                await connection.close()
+                if response.status == 407 {
+                    let what =
+                        attempt == nil
+                        ? "and no credential for it was available"
+                        : "and refused the credentials sent"
+                    throw SesameError(
+                        .proxyAuthenticationFailed,
+                        "\(proxy) asked for authentication (407) to CONNECT to \(authority) \(what)"
+                    )
+                }
+                throw SesameError(
+                    .proxyConnectFailed,
+                    "\(proxy) refused to CONNECT to \(authority): \(response.status) \(response.reason)"
+                )
+            }
+            do {
+                try await connection.startTLS(
+                    serverName: origin.host,
+                    port: origin.port,
+                    tls: configuration.tls,
+                    hooks: handshakeHooks,
+                    alreadyReceived: leftover
+                )
+            } catch {
+                await connection.close()
+                throw error
+            }
+            return connection
+        }
+        throw SesameError(.proxyAuthenticationFailed, "\(proxy) kept answering CONNECT to \(authority) with 407")
+    }
+
+    /// A proxy credential worked: send it with later requests through the proxy, and store it as
+    /// its persistence asks.
+    func rememberProxy(_ attempt: ChallengeResolver.Attempt, for proxy: ProxyEndpoint) {
+        guard attempt.credential.persistence != .none, attempt.responder != .preemptive else { return }
+        let later = ChallengeResolver.Attempt(
+            space: attempt.space,
+            credential: attempt.credential,
+            responder: .preemptive,
+            authorizer: attempt.authorizer
+        )
+        proxyAuthorizations.withLock { $0[proxy] = later }
+        store(attempt)
+    }
+
+    /// A proxy refused what was sent without asking: stop sending it.
+    func forgetProxy(_ proxy: ProxyEndpoint) {
+        _ = proxyAuthorizations.withLock { $0.removeValue(forKey: proxy) }
+    }
+}

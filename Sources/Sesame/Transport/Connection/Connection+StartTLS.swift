@@ -1,0 +1,92 @@
+internal import COpenSSL
+import Foundation
+
+extension Connection {
+    /// Starts TLS on this established plain connection: the bytes after a proxy's `CONNECT`
+    /// response. The handshake is for `serverName`:`port` (SNI, trust decision, session cache),
+    /// with every decision and check of ``connect(host:port:tls:hooks:connectTimeout:on:)``; it
+    /// returns when the tunnel carries TLS to that server. `alreadyReceived` are bytes read past the
+    /// proxy's response head (they belong to the TLS stream).
+    /// - Throws: ``SesameError`` as `connect` does; ``SesameError/Code/invalidArgument`` when the
+    ///   connection already uses TLS or is not established.
+    public func startTLS(
+        serverName: String,
+        port: Int,
+        tls: TLSConfiguration,
+        hooks: TLSHandshakeHooks = .default,
+        alreadyReceived: [UInt8] = []
+    ) async throws {
+        let context = try TLSContext.shared(for: tls)
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let posted = loop.execute {
+                    self.beginTLS(
+                        serverName: serverName,
+                        port: port,
+                        tls: tls,
+                        hooks: hooks,
+                        context: context,
+                        received: alreadyReceived,
+                        continuation
+                    )
+                }
+                if !posted {
+                    continuation.resume(throwing: SesameError(.eventLoopShutDown, "the event loop has shut down"))
+                }
+            }
+        } onCancel: {
+            loop.execute {
+                self.fail(SesameError(.cancelled, "the TLS handshake with \(serverName):\(port) was cancelled"))
+            }
+        }
+    }
+
+    private func beginTLS(
+        serverName: String,
+        port: Int,
+        tls: TLSConfiguration,
+        hooks: TLSHandshakeHooks,
+        context: TLSContext,
+        received: [UInt8],
+        _ continuation: CheckedContinuation<Void, any Error>
+    ) {
+        if let failure {
+            continuation.resume(throwing: failure)
+            return
+        }
+        guard phase == .established, !usesTLS, ssl == nil, pendingRead == nil else {
+            continuation.resume(
+                throwing: SesameError(.invalidArgument, "TLS can start only on an idle, established plain connection")
+            )
+            return
+        }
+        configuration = tls
+        self.hooks = hooks
+        self.context = context
+        usesTLS = true
+        tlsHost = serverName
+        tlsPort = port
+        sessionKey = "\(serverName.lowercased()):\(port)"
+        do {
+            try setUpSSL(context)
+        } catch {
+            continuation.resume(throwing: error)
+            fail(error as? SesameError ?? SesameError(.tlsHandshakeFailed, "\(error)"))
+            return
+        }
+        // Bytes the proxy sent after its response head already belong to the TLS stream.
+        if let readBIO {
+            let pending = received + inbound[inboundOffset...]
+            if !pending.isEmpty {
+                _ = pending.withUnsafeBytes { BIO_write(readBIO, $0.baseAddress, Int32($0.count)) }
+            }
+        }
+        inbound.removeAll()
+        inboundOffset = 0
+        connectContinuation = continuation
+        phase = .handshaking
+        armHandshakeTimer()
+        driveHandshake()
+        updateInterest()
+    }
+}

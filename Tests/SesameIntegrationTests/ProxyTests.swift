@@ -1,0 +1,201 @@
+import Foundation
+import SesameTesting
+import Testing
+
+@testable import Sesame
+
+/// Proxies on loopback: squid with Basic and with Digest-first proxy authentication, plain
+/// requests and CONNECT tunnels, with recording origins behind them.
+@Suite(.serialized) struct ProxyTests {
+    static let pki: TestPKI = {
+        try! TestPKI()  // safe: nothing can be tested without it
+    }()
+
+    final class Answer: SessionTaskDelegate {
+        let credential: Credential?
+        let challenges = Recorder<AuthenticationChallenge>()
+        init(_ credential: Credential?) { self.credential = credential }
+        func session(
+            _ session: Session,
+            task: SessionTask,
+            didReceive challenge: AuthenticationChallenge
+        ) async -> (AuthChallengeDisposition, Credential?) {
+            challenges.append(challenge)
+            guard let credential else { return (.performDefaultHandling, nil) }
+            return (.useCredential, credential)
+        }
+    }
+
+    func session(
+        proxy: String,
+        delegate: (any SessionTaskDelegate)? = nil,
+        traces: Recorder<ChallengeTrace>? = nil,
+        configure: (inout SessionConfiguration) -> Void = { _ in }
+    ) -> Session {
+        var configuration = SessionConfiguration.default
+        configuration.tls.trustRoots = .anchors([Self.pki.root.certificate])
+        configuration.credentialStorage = CredentialStorage()
+        configuration.proxy = ProxyConfiguration(proxy: proxy)
+        if let traces {
+            configuration.eventObserver = { event in if case .challenge(let trace) = event { traces.append(trace) } }
+        }
+        configure(&configuration)
+        return Session(configuration: configuration, delegate: delegate)
+    }
+
+    func origin(tls: Bool) throws -> LocalServer {
+        var configuration = LocalServer.Configuration(identity: tls ? try Self.pki.leaf() : nil)
+        configuration.handler = { request in .text("origin saw \(request.method) \(request.target)") }
+        return try LocalServer(configuration)
+    }
+
+    func withCredentials(_ proxy: SquidProxy, user: String = "puser", password: String = "ppass") -> String {
+        "http://\(user):\(password)@127.0.0.1:\(proxy.port)"
+    }
+
+    @Test(arguments: [SquidProxy.Scheme.basic, .digestFirst])
+    func plainRequestsGoInAbsoluteFormWithProxyCredentials(scheme: SquidProxy.Scheme) async throws {
+        let squid = try await SquidProxy(scheme: scheme)
+        defer { squid.stop() }
+        let origin = try origin(tls: false)
+        defer { origin.shutdown() }
+        let traces = Recorder<ChallengeTrace>()
+        let session = session(proxy: withCredentials(squid), traces: traces)
+        let url = "http://127.0.0.1:\(origin.port)/hello"
+        let (data, response) = try await session.data(from: URL(string: url)!)
+        #expect(response.status == 200)
+        #expect(String(decoding: data, as: UTF8.self) == "origin saw GET /hello")
+        let (_, again) = try await session.data(from: URL(string: url + "?again")!)
+        #expect(again.status == 200)
+        #expect(origin.requests.allSatisfy { $0.headers["Proxy-Authorization"] == nil })
+        let answered = traces.all.filter { $0.protectionSpace.isProxy && $0.disposition == .useCredential }
+        let expected: AuthenticationMethod = scheme == .basic ? .httpBasic : .httpDigest
+        #expect(answered.first?.protectionSpace.authenticationMethod == expected, "\(traces.all)")
+        #expect(answered.first?.responder == .urlUserInfo)
+        #expect(answered.last?.responder == .preemptive, "the second request carries the credential at once")
+        // One 407 for two requests.
+        #expect(squid.accessLog.filter { $0.contains("/407 ") }.count == 1, "\(squid.accessLog)")
+    }
+
+    @Test(arguments: [SquidProxy.Scheme.basic, .digestFirst])
+    func httpsGoesThroughATunnelWithTheOriginsTrust(scheme: SquidProxy.Scheme) async throws {
+        let squid = try await SquidProxy(scheme: scheme)
+        defer { squid.stop() }
+        let origin = try origin(tls: true)
+        defer { origin.shutdown() }
+        let delegate = Answer(Credential(user: "puser", password: "ppass", persistence: .forSession))
+        // Basic to a plain proxy needs consent; Digest does not.
+        let session = session(proxy: squid.url, delegate: delegate) { $0.allowsCleartextPasswords = scheme == .basic }
+        let (data, response) = try await session.data(from: URL(string: "https://localhost:\(origin.port)/secret")!)
+        #expect(response.status == 200)
+        #expect(String(decoding: data, as: UTF8.self) == "origin saw GET /secret")
+        let challenge = try #require(delegate.challenges.all.first)
+        #expect(challenge.protectionSpace.isProxy)
+        #expect(challenge.protectionSpace.proxyType == "http")
+        #expect(challenge.protectionSpace.host == "127.0.0.1")
+        #expect(challenge.protectionSpace.port == squid.port)
+        #expect(challenge.protectionSpace.realm == SquidProxy.realm)
+        #expect(challenge.protectionSpace.authenticationMethod == (scheme == .basic ? .httpBasic : .httpDigest))
+        #expect(origin.connections.first?.serverName == "localhost", "SNI is the origin's, not the proxy's")
+        #expect(origin.requests.allSatisfy { $0.headers["Proxy-Authorization"] == nil })
+        // A second connection through the proxy sends the credential with its CONNECT at once.
+        await session.pool.closeIdleConnections()
+        _ = try await session.data(from: URL(string: "https://localhost:\(origin.port)/again")!)
+        #expect(delegate.challenges.all.count == 1)
+    }
+
+    @Test func wrongProxyPasswordsAreBounded() async throws {
+        let squid = try await SquidProxy(scheme: .basic)
+        defer { squid.stop() }
+        let plainOrigin = try origin(tls: false)
+        defer { plainOrigin.shutdown() }
+        let tlsOrigin = try origin(tls: true)
+        defer { tlsOrigin.shutdown() }
+        let delegate = Answer(Credential(user: "puser", password: "wrong", persistence: .forSession))
+        let session = session(proxy: squid.url, delegate: delegate) { $0.allowsCleartextPasswords = true }
+        let (_, response) = try await session.data(from: URL(string: "http://127.0.0.1:\(plainOrigin.port)/")!)
+        #expect(response.status == 407)
+        #expect(delegate.challenges.all.map(\.previousFailureCount) == [0, 1, 2])
+        let error = await #expect(throws: SesameError.self) {
+            _ = try await session.data(from: URL(string: "https://localhost:\(tlsOrigin.port)/")!)
+        }
+        #expect(error?.code == .proxyAuthenticationFailed)
+        #expect(plainOrigin.requests.isEmpty && tlsOrigin.requests.isEmpty)
+    }
+
+    @Test func basicToAPlainProxyNeedsConsent() async throws {
+        let squid = try await SquidProxy(scheme: .basic)
+        defer { squid.stop() }
+        let origin = try origin(tls: false)
+        defer { origin.shutdown() }
+        let delegate = Answer(Credential(user: "puser", password: "ppass", persistence: .forSession))
+        let session = session(proxy: squid.url, delegate: delegate)
+        let error = await #expect(throws: SesameError.self) {
+            _ = try await session.data(from: URL(string: "http://127.0.0.1:\(origin.port)/")!)
+        }
+        #expect(error?.code == .cleartextCredentialRefused)
+    }
+
+    @Test func originBasicAndAClientCertificateThroughTheTunnel() async throws {
+        let squid = try await SquidProxy(scheme: .digestFirst)
+        defer { squid.stop() }
+        var configuration = LocalServer.Configuration(identity: try Self.pki.leaf())
+        configuration.clientAuthentication = .required(trusting: [Self.pki.clientCA.certificate])
+        let gate = BasicAuthGate(realm: "origin", users: ["user": "passwd"])
+        configuration.handler = { request in
+            gate.check(request) ?? .text("client \(request.clientCertificateSubject ?? "none")")
+        }
+        let origin = try LocalServer(configuration)
+        defer { origin.shutdown() }
+        let identity = try Self.pki.clientCertificate().identity()
+        let session = session(proxy: withCredentials(squid)) { $0.clientIdentities = ["localhost": identity] }
+        let url = URL(string: "https://user:passwd@localhost:\(origin.port)/private")!
+        let (data, response) = try await session.data(from: url)
+        #expect(response.status == 200)
+        #expect(String(decoding: data, as: UTF8.self).contains("CN=sesame-client"))
+        let authorized = origin.requests.filter { $0.headers["Authorization"] != nil }
+        #expect(!authorized.isEmpty)
+        #expect(origin.requests.allSatisfy { $0.headers["Proxy-Authorization"] == nil })
+    }
+
+    @Test func connectCarriesNoOriginCredentialsAndThe407LoopIsBounded() async throws {
+        // A scripted "proxy" that records every CONNECT and always answers 407.
+        var configuration = LocalServer.Configuration.plainHTTP
+        configuration.handler = { _ in
+            .text("no", status: 407, headers: [("Proxy-Authenticate", "Basic realm=\"scripted\"")])
+        }
+        let proxy = try LocalServer(configuration)
+        defer { proxy.shutdown() }
+        let delegate = Answer(Credential(user: "p", password: "q", persistence: .forSession))
+        let session = session(proxy: "http://127.0.0.1:\(proxy.port)", delegate: delegate) {
+            $0.allowsCleartextPasswords = true
+        }
+        var request = HTTPRequest(url: URL(string: "https://user:pw@origin.test:8443/")!)
+        request.headers.add(name: "Authorization", value: "Bearer origin-token")
+        request.headers.add(name: "Cookie", value: "origin=1")
+        let error = await #expect(throws: SesameError.self) { _ = try await session.data(for: request) }
+        #expect(error?.code == .proxyAuthenticationFailed)
+        let connects = proxy.requests
+        #expect(connects.count == 4, "one without credentials, then three refused attempts")
+        for connect in connects {
+            #expect(connect.method == "CONNECT")
+            #expect(connect.target == "origin.test:8443")
+            #expect(connect.headers["Authorization"] == nil)
+            #expect(connect.headers["Cookie"] == nil)
+        }
+        #expect(connects.dropFirst().allSatisfy { $0.headers["Proxy-Authorization"] == "Basic cDpx" })
+    }
+
+    @Test func noProxyHostsAreReachedDirectly() async throws {
+        let origin = try origin(tls: false)
+        defer { origin.shutdown() }
+        // The proxy port is closed: a request that went there would fail.
+        let closed = LoopbackPort.unused()
+        let session = session(proxy: "http://127.0.0.1:\(closed)") {
+            $0.proxy.noProxy = NoProxyList("127.0.0.0/8")
+        }
+        let (_, response) = try await session.data(from: URL(string: "http://127.0.0.1:\(origin.port)/direct")!)
+        #expect(response.status == 200)
+        #expect(origin.requests.first?.target == "/direct")
+    }
+}
