@@ -189,7 +189,16 @@ extension Session {
                         "the client-certificate challenge for \(request.host) was answered with \(credential); answer it with Credential(identity:certificates:persistence:)"
                     )
                 }
-                chosen = identity
+                // As with NSURLCredential, `certificates` are the intermediates sent after the leaf.
+                chosen =
+                    credential.certificates.isEmpty
+                    ? identity
+                    : try Identity(
+                        certificate: identity.certificate,
+                        intermediates: credential.certificates,
+                        privateKey: identity.privateKey,
+                        source: "the client-certificate credential"
+                    )
             case .performDefaultHandling, .rejectProtectionSpace:
                 chosen = configuredIdentity(forHost: request.host)
             case .cancelAuthenticationChallenge:
