@@ -33,7 +33,9 @@ public final class NginxServer: Sendable {
     /// HTTPS ports serving certificates that must fail (or pass) in specific ways, by name:
     /// `expired`, `wrong-host`, `untrusted-root`, `self-signed`, `leaf-only` (the intermediate is
     /// not sent), `rsa` (a valid RSA-2048 leaf; the main port's is ECDSA P-256), `ocsp-good` and
-    /// `ocsp-revoked` (valid leaves whose stapled OCSP response says good and revoked).
+    /// `ocsp-revoked` (valid leaves whose stapled OCSP response says good and revoked), and
+    /// `client-certificate` (requires a client certificate from the PKI's client CA and answers
+    /// "client=SUBJECT verify=SUCCESS"; nginx answers 400 itself when none or a bad one is sent).
     public let trustCasePorts: [String: Int]
 
     public init(pki: TestPKI) async throws {
@@ -73,7 +75,18 @@ public final class NginxServer: Sendable {
             ("rsa", try pki.leaf(key: .rsa2048), true, nil),
             ("ocsp-good", stapled, true, try pki.ocspResponse(for: stapled)),
             ("ocsp-revoked", revoked, true, try pki.ocspResponse(for: revoked, answer: .revoked(at: pki.now - 3600))),
+            ("client-certificate", try pki.leaf(), true, nil),
         ]
+        // The mutual-TLS case: nginx finishes every handshake and answers 400 itself when the
+        // client certificate is missing or fails verification.
+        let clientCAPath = prefix.appendingPathComponent("client-ca.pem")
+        try Data(pki.clientCA.certificatePEM.utf8).write(to: clientCAPath)
+        chmod(clientCAPath.path, 0o644)
+        let extraDirectives = [
+            "client-certificate":
+                "ssl_verify_client on; ssl_client_certificate \(clientCAPath.path); ssl_verify_depth 2;"
+        ]
+        let bodies = ["client-certificate": "client=$ssl_client_s_dn verify=$ssl_client_verify"]
         var caseFiles: [(String, String, String)] = []
         var stapleDirectives: [String: String] = [:]
         for (name, issued, withChain, staple) in cases {
@@ -101,8 +114,8 @@ public final class NginxServer: Sendable {
                     listen 127.0.0.1:\(casePorts[name] ?? 0) ssl;
                     ssl_certificate \(certificatePath);
                     ssl_certificate_key \(keyPath);
-                    \(stapleDirectives[name] ?? "")
-                    location / { default_type text/plain; return 200 "\(name)"; }
+                    \(stapleDirectives[name] ?? "") \(extraDirectives[name] ?? "")
+                    location / { default_type text/plain; return 200 "\(bodies[name] ?? name)"; }
                 }
                 """
             }.joined(separator: "\n")

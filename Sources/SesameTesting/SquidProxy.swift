@@ -35,13 +35,18 @@ public final class SquidProxy: Sendable {
         for (user, password) in Self.users {
             let htpasswd = try ChildProcess(
                 executable: "/usr/bin/htpasswd",
-                arguments: ["-b", "-m", FileManager.default.fileExists(atPath: basicFile) ? "" : "-c", basicFile, user, password]
-                    .filter { !$0.isEmpty },
+                arguments: [
+                    "-b", "-m", FileManager.default.fileExists(atPath: basicFile) ? "" : "-c", basicFile, user,
+                    password,
+                ]
+                .filter { !$0.isEmpty },
                 environment: ["PATH": "/usr/bin:/bin"],
                 logPath: prefix.appendingPathComponent("htpasswd.log").path
             )
             guard htpasswd.wait() == 0 else {
-                throw TestingError("htpasswd (Debian package apache2-utils) failed: \(readText(prefix.appendingPathComponent("htpasswd.log").path))")
+                throw TestingError(
+                    "htpasswd (Debian package apache2-utils) failed: \(readText(prefix.appendingPathComponent("htpasswd.log").path))"
+                )
             }
         }
         let digestLines = Self.users.map { "\($0.key):\($0.value)" }.sorted().joined(separator: "\n") + "\n"

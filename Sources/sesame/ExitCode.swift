@@ -17,7 +17,7 @@ enum ExitCode: Int32 {
     init(_ error: SesameError) {
         switch error.code {
         case .nameResolutionFailed, .connectFailed, .connectTimeout, .timeout, .connectionClosed, .connectionReset,
-            .ioError, .tlsHandshakeFailed:
+            .ioError, .tlsHandshakeFailed, .proxyConnectFailed:
             self = .network
         case .serverTrustRejected, .trustStoreUnavailable:
             self = .serverTrust
@@ -25,6 +25,8 @@ enum ExitCode: Int32 {
             self = .clientCertificate
         case .authenticationCancelled, .cleartextCredentialRefused, .unsupportedCredential:
             self = .authentication
+        case .proxyAuthenticationFailed:
+            self = .proxyAuthentication
         case .protocolError, .tlsProtocolError, .tooManyRedirects:
             self = .protocolError
         case .unsupportedURL, .invalidArgument:

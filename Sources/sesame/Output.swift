@@ -53,6 +53,21 @@ enum Usage {
               --crl FILE             check every certificate of the chain against this CRL
                                      (DER or PEM; repeatable; nothing is fetched)
               --no-validate-domain   do not check the certificate's names against the host
+          -E, --cert FILE[:PASS]     send this client certificate when a server asks (PEM with its
+                                     key, or PKCS#12; a backslash before ':' keeps it in FILE);
+                                     exit code 5 when a server requires or rejects it
+              --cert-type P12|PEM    the -E file's format (default: P12 for .p12/.pfx, else PEM)
+              --key FILE             the private key for a PEM -E certificate (default: the -E file)
+              --pass PHRASE          the password of the key or PKCS#12 file
+          -x, --proxy URL            use this proxy ([http|https]://[user:pass@]host[:port], port
+                                     1080 by default); https:// URLs go through CONNECT; '' turns
+                                     off the proxies of http_proxy, https_proxy, all_proxy
+          -U, --proxy-user U[:P]     answer the proxy's 407 as U (asks for P on the terminal); a
+                                     407 after the credential was tried is exit code 7
+              --proxy-basic          answer only Basic proxy challenges
+              --proxy-digest         answer only Digest proxy challenges
+              --proxy-anyauth        answer the strongest proxy scheme offered (the default)
+              --noproxy LIST         hosts reached without the proxy (curl's no_proxy syntax)
           -f, --fail                 no body and exit code 8 when the status is 400 or above
           -u, --user USER[:PASS]     answer authentication challenges as USER (asks for the password
                                      on the terminal when PASS is left out); a 401 after the

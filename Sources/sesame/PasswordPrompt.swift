@@ -38,8 +38,8 @@ struct UserOption {
     let user: String
     let password: String?
 
-    init(_ text: String) throws {
-        guard !text.isEmpty else { throw Arguments.UsageError(description: "-u needs a user name") }
+    init(_ text: String, option: String = "-u") throws {
+        guard !text.isEmpty else { throw Arguments.UsageError(description: "\(option) needs a user name") }
         if let colon = text.firstIndex(of: ":") {
             user = String(text[..<colon])
             password = String(text[text.index(after: colon)...])
@@ -47,7 +47,9 @@ struct UserOption {
             user = text
             password = nil
         }
-        guard !user.isEmpty else { throw Arguments.UsageError(description: "-u needs a user name before ':'") }
+        guard !user.isEmpty else {
+            throw Arguments.UsageError(description: "\(option) needs a user name before ':'")
+        }
     }
 
     /// The password, asking on the terminal when it was not given.

@@ -99,7 +99,7 @@ import Testing
         #expect(origin.connections.first?.serverName == "localhost", "SNI is the origin's, not the proxy's")
         #expect(origin.requests.allSatisfy { $0.headers["Proxy-Authorization"] == nil })
         // A second connection through the proxy sends the credential with its CONNECT at once.
-        await session.pool.closeIdleConnections()
+        session.pool.closeIdleConnections()
         _ = try await session.data(from: URL(string: "https://localhost:\(origin.port)/again")!)
         #expect(delegate.challenges.all.count == 1)
     }
@@ -197,5 +197,80 @@ import Testing
         let (_, response) = try await session.data(from: URL(string: "http://127.0.0.1:\(origin.port)/direct")!)
         #expect(response.status == 200)
         #expect(origin.requests.first?.target == "/direct")
+    }
+
+    @Test func theCommandLineTalksToSquid() async throws {
+        let squid = try await SquidProxy(scheme: .digestFirst)
+        defer { squid.stop() }
+        let plain = try origin(tls: false)
+        defer { plain.shutdown() }
+        let secure = try origin(tls: true)
+        defer { secure.shutdown() }
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("proxy-root-\(UUID().uuidString).pem")
+        try Data(Self.pki.root.certificatePEM.utf8).write(to: root)
+        let plainURL = "http://127.0.0.1:\(plain.port)/cli"
+        let secureURL = "https://localhost:\(secure.port)/cli"
+
+        let viaProxy = try await runSesame(["-v", "-x", squid.url, "-U", "puser:ppass", plainURL])
+        #expect(viaProxy.status == 0, "\(viaProxy.stderr)")
+        #expect(viaProxy.stdout == "origin saw GET /cli")
+        #expect(viaProxy.stderr.contains("> GET http://127.0.0.1:\(plain.port)/cli HTTP/1.1"), "\(viaProxy.stderr)")
+        #expect(viaProxy.stderr.contains("Digest"), "Digest is offered first and is the stronger scheme")
+
+        let tunnel = try await runSesame(["-v", "--cacert", root.path, "-x", squid.url, "-U", "puser:ppass", secureURL])
+        #expect(tunnel.status == 0, "\(tunnel.stderr)")
+        #expect(tunnel.stderr.contains("* CONNECT localhost:\(secure.port) via"), "\(tunnel.stderr)")
+
+        let basicOnly = try await runSesame(["-v", "-x", squid.url, "-U", "puser:ppass", "--proxy-basic", plainURL])
+        #expect(basicOnly.status == 0, "\(basicOnly.stderr)")
+        #expect(basicOnly.stderr.contains("Proxy-Authorization: Basic"), "\(basicOnly.stderr)")
+
+        let wrongPlain = try await runSesame(["-x", squid.url, "-U", "puser:wrong", plainURL])
+        #expect(wrongPlain.status == 7, "\(wrongPlain.stderr)")
+        let wrongTunnel = try await runSesame(["--cacert", root.path, "-x", squid.url, "-U", "puser:wrong", secureURL])
+        #expect(wrongTunnel.status == 7, "\(wrongTunnel.stderr)")
+        let noCredentials = try await runSesame(["-x", squid.url, plainURL])
+        #expect(noCredentials.status == 7, "\(noCredentials.stderr)")
+        #expect(noCredentials.stderr.contains("-U"), "\(noCredentials.stderr)")
+
+        // The environment's proxy, and --noproxy / -x '' to get around it.
+        let environment = ["http_proxy": "http://puser:ppass@127.0.0.1:\(squid.port)"]
+        let fromEnvironment = try await runSesame([plainURL], environment: environment)
+        #expect(fromEnvironment.status == 0, "\(fromEnvironment.stderr)")
+        let before = squid.accessLog.count
+        let bypassed = try await runSesame(["--noproxy", "127.0.0.1", plainURL], environment: environment)
+        #expect(bypassed.status == 0, "\(bypassed.stderr)")
+        let off = try await runSesame(["-x", "", plainURL], environment: environment)
+        #expect(off.status == 0, "\(off.stderr)")
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(squid.accessLog.count == before, "neither request went through squid")
+        #expect(plain.requests.allSatisfy { $0.headers["Proxy-Authorization"] == nil })
+    }
+
+    @Test func anHTTPSProxyIsReachedOverTLSWithItsOwnTrust() async throws {
+        // A scripted forwarding proxy over TLS: it answers itself, showing what it received.
+        var configuration = LocalServer.Configuration(identity: try Self.pki.leaf())
+        let gate = "Basic cDpx"  // p:q
+        configuration.handler = { request in
+            guard request.headers["Proxy-Authorization"] == gate else {
+                return .text("auth", status: 407, headers: [("Proxy-Authenticate", "Basic realm=\"tls-proxy\"")])
+            }
+            return .text("proxied \(request.method) \(request.target)")
+        }
+        let proxy = try LocalServer(configuration)
+        defer { proxy.shutdown() }
+        let delegate = Answer(Credential(user: "p", password: "q", persistence: .forSession))
+        let session = session(proxy: "https://localhost:\(proxy.port)", delegate: delegate)
+        let (data, response) = try await session.data(from: URL(string: "http://origin.test:8080/x?y=1")!)
+        #expect(response.status == 200)
+        #expect(String(decoding: data, as: UTF8.self) == "proxied GET http://origin.test:8080/x?y=1")
+        let space = try #require(delegate.challenges.all.first?.protectionSpace)
+        #expect(space.proxyType == "https")
+        #expect(space.receivesCredentialSecurely, "Basic to an HTTPS proxy needs no cleartext consent")
+        // TLS inside TLS is not offered: https:// URLs through an HTTPS proxy fail clearly.
+        let error = await #expect(throws: SesameError.self) {
+            _ = try await session.data(from: URL(string: "https://origin.test/")!)
+        }
+        #expect(error?.detail.contains("TLS inside TLS") == true, "\(String(describing: error))")
     }
 }

@@ -35,7 +35,9 @@ public struct ProxyConfiguration: Hashable, Sendable {
     }
 
     /// The proxies named by the environment, as curl reads them.
-    public static func environment(_ variables: [String: String] = ProcessInfo.processInfo.environment)
+    public static func environment(
+        _ variables: [String: String] = ProcessInfo.processInfo.environment
+    )
         -> ProxyConfiguration
     {
         func value(_ names: String...) -> String? {

@@ -230,7 +230,8 @@ extension Session {
         return wildcard?.value ?? identities["*"]
     }
 
-    private func reportIdentity(_ identity: Identity?, for space: ProtectionSpace, responder: ChallengeTrace.Responder) {
+    private func reportIdentity(_ identity: Identity?, for space: ProtectionSpace, responder: ChallengeTrace.Responder)
+    {
         guard let observer = configuration.eventObserver else { return }
         let trace = ChallengeTrace(
             protectionSpace: space,

@@ -31,7 +31,11 @@ extension Session {
 
     /// `CONNECT` through `proxy`, answering its 407s through the same resolver, delegates and
     /// storage as a server's 401s (bounded by the failure limit), then TLS to the origin.
-    private func openTunnel(to origin: Origin, through proxy: ProxyEndpoint, for task: SessionTask?) async throws
+    private func openTunnel(
+        to origin: Origin,
+        through proxy: ProxyEndpoint,
+        for task: SessionTask?
+    ) async throws
         -> Connection
     {
         guard !proxy.isTLS else {

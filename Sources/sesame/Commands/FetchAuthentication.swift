@@ -56,16 +56,30 @@ final class FetchAuthentication: Sendable {
     /// The protection space the credential was accepted for, if it was used.
     private func acceptedSpace(_ url: URL) -> ProtectionSpace? {
         if preemptiveBasic { return ProtectionSpace(url: url, realm: nil, authenticationMethod: .httpBasic) }
-        return traces.all.last { $0.responder == .urlUserInfo && $0.disposition == .useCredential }?.protectionSpace
+        return traces.all.last {
+            $0.responder == .urlUserInfo && $0.disposition == .useCredential && !$0.protectionSpace.isProxy
+        }?.protectionSpace
     }
 
     /// After the final response: exit 6 when credentials were sent and still refused; otherwise
     /// save the credential when asked.
     func finish(finalStatus: Int?, url: URL) -> ExitCode? {
-        let sentCredentials = preemptiveBasic || traces.all.contains { $0.disposition == .useCredential }
+        let proxyTraces = traces.all.filter { $0.protectionSpace.isProxy }
+        if finalStatus == 407 {
+            let attempts = proxyTraces.filter { $0.disposition == .useCredential }.count
+            let space = proxyTraces.last?.protectionSpace.description ?? "the proxy"
+            Output.error(
+                attempts > 0
+                    ? "proxy authentication failed: \(space) refused the credentials (\(attempts) attempts)"
+                    : "proxy authentication failed: \(space) asks for credentials (give them with -U USER[:PASSWORD])"
+            )
+            return .proxyAuthentication
+        }
+        let serverTraces = traces.all.filter { !$0.protectionSpace.isProxy }
+        let sentCredentials = preemptiveBasic || serverTraces.contains { $0.disposition == .useCredential }
         if finalStatus == 401, sentCredentials {
-            let attempts = traces.all.filter { $0.disposition == .useCredential }.count
-            let space = traces.all.last?.protectionSpace.description ?? url.host ?? "the server"
+            let attempts = serverTraces.filter { $0.disposition == .useCredential }.count
+            let space = serverTraces.last?.protectionSpace.description ?? url.host ?? "the server"
             Output.error("authentication failed: \(space) refused the credentials (\(max(attempts, 1)) attempts)")
             return .authentication
         }

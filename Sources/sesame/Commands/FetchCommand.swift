@@ -23,6 +23,9 @@ enum FetchCommand {
                 authentication.observe(event)
                 if verbose { Verbose.print(event) }
             }
+        } catch let error as FetchConnectionOptions.IdentityError {
+            Output.error("\(error)")
+            return .clientCertificate
         } catch let error as SesameError {
             Output.error("\(error)")
             return ExitCode(error) == .usage ? .usage : .serverTrust
@@ -107,6 +110,7 @@ enum FetchCommand {
         }
         if options.requiresStapledOCSP { configuration.tls.stapledOCSP = .require }
         try configureTrust(&configuration, options)
+        try FetchConnectionOptions.apply(to: &configuration, options)
         if options.insecure {
             configuration.handshakeHooks.serverTrust = { _ in true }
             configuration.tls.stapledOCSP = .ignore

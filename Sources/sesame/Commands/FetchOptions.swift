@@ -36,18 +36,28 @@ struct FetchOptions {
     var crlFiles: [String] = []
     var validatesDomain = true
     var pinningMode: SecurityPolicy.PinningMode?
+    var clientCertificate: String?
+    var certificateType: String?
+    var keyFile: String?
+    var keyPassword: String?
+    var proxy: String?
+    var proxyUser: UserOption?
+    var proxyMethods: Set<AuthenticationMethod>?
+    var noProxy: String?
 
     static let arguments = Arguments(
         valued: [
             "-X", "--request", "-H", "--header", "-d", "--data", "--data-binary", "--data-raw", "-o", "--output",
             "--max-redirs", "--connect-timeout", "-m", "--max-time", "--cacert", "--capath", "--url", "-u", "--user",
             "--netrc-file", "--credential-store", "--pin-cert", "--pinning-mode", "--pinnedpubkey", "--crl",
-            "--crlfile", "--anchors",
+            "--crlfile", "--anchors", "-E", "--cert", "--cert-type", "--key", "--pass", "-x", "--proxy", "-U",
+            "--proxy-user", "--noproxy",
         ],
         switches: [
             "-i", "--include", "-v", "--verbose", "-s", "--silent", "-S", "--show-error", "-L", "--location", "-k",
             "--insecure", "-f", "--fail", "--basic", "--digest", "--anyauth", "-n", "--netrc", "--save-credentials",
-            "--no-validate-domain", "--anchors-only", "--cert-status",
+            "--no-validate-domain", "--anchors-only", "--cert-status", "--proxy-basic", "--proxy-digest",
+            "--proxy-anyauth",
         ]
     )
 
@@ -82,6 +92,17 @@ struct FetchOptions {
                 case "--cacert": options.caFile = value
                 case "--capath": options.caPath = value
                 case "--anchors": options.anchorFiles.append(value)
+                case "-E", "--cert": options.clientCertificate = value
+                case "--cert-type":
+                    guard ["P12", "PEM"].contains(value.uppercased()) else {
+                        throw Arguments.UsageError(description: "--cert-type is P12 or PEM, not '\(value)'")
+                    }
+                    options.certificateType = value.uppercased()
+                case "--key": options.keyFile = value
+                case "--pass": options.keyPassword = value
+                case "-x", "--proxy": options.proxy = value
+                case "-U", "--proxy-user": options.proxyUser = try UserOption(value, option: "-U")
+                case "--noproxy": options.noProxy = value
                 case "-u", "--user": options.user = try UserOption(value)
                 case "--netrc-file":
                     options.netrcFile = value
@@ -129,6 +150,9 @@ struct FetchOptions {
                 case "--no-validate-domain": options.validatesDomain = false
                 case "--anchors-only": options.anchorsOnly = true
                 case "--cert-status": options.requiresStapledOCSP = true
+                case "--proxy-basic": options.proxyMethods = [.httpBasic]
+                case "--proxy-digest": options.proxyMethods = [.httpDigest]
+                case "--proxy-anyauth": options.proxyMethods = nil
                 default: throw Arguments.UsageError(description: "unknown option \(name)")
                 }
             }
@@ -145,6 +169,9 @@ struct FetchOptions {
             throw Arguments.UsageError(
                 description: "--cert-status checks the server's certificate; --insecure does not"
             )
+        }
+        if (options.keyFile != nil || options.certificateType != nil) && options.clientCertificate == nil {
+            throw Arguments.UsageError(description: "--key and --cert-type need -E/--cert FILE")
         }
         if options.saveCredentials && options.user == nil {
             throw Arguments.UsageError(description: "--save-credentials needs -u USER[:PASSWORD]")

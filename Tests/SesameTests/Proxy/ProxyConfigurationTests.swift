@@ -5,7 +5,9 @@ import Testing
 
 @Suite struct ProxyConfigurationTests {
     @Test func noProxyFollowsCurl() {
-        let list = NoProxyList("example.com, .internal.test,10.0.0.0/8, ::1, [fd00::5]:8080, 192.168.1.7:3128, host.local.")
+        let list = NoProxyList(
+            "example.com, .internal.test,10.0.0.0/8, ::1, [fd00::5]:8080, 192.168.1.7:3128, host.local."
+        )
         #expect(list.matches(host: "example.com"))
         #expect(list.matches(host: "WWW.Example.COM"))
         #expect(list.matches(host: "example.com."))

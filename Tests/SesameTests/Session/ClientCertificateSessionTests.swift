@@ -121,7 +121,7 @@ import Testing
         let session = Session(configuration: configuration(), delegate: delegate)
         let url = URL(string: tlsServer.baseURL + "/")!
         _ = try await session.data(from: url)
-        await session.pool.closeIdleConnections()
+        session.pool.closeIdleConnections()
         let (data, _) = try await session.data(from: url)
         #expect(String(decoding: data, as: UTF8.self).contains("CN=remembered"))
         #expect(delegate.asked.all.count == 1, "asked once per protection space and session")
@@ -141,7 +141,10 @@ import Testing
         let (data, _) = try await Session(configuration: configuration).data(from: URL(string: tlsServer.baseURL)!)
         #expect(String(decoding: data, as: UTF8.self).contains("CN=exact"))
         let session = Session(configuration: configuration)
-        #expect(session.configuredIdentity(forHost: "a.example.test")?.certificate.subject.description.contains("wildcard") == true)
+        #expect(
+            session.configuredIdentity(forHost: "a.example.test")?.certificate.subject.description.contains("wildcard")
+                == true
+        )
         #expect(session.configuredIdentity(forHost: "example.test") == nil)
     }
 

@@ -111,7 +111,11 @@ extension Connection {
             identityDecided(nil)
             return
         }
-        let request = ClientCertificateRequest(host: tlsHost, port: tlsPort, acceptableIssuers: machine.acceptableIssuers)
+        let request = ClientCertificateRequest(
+            host: tlsHost,
+            port: tlsPort,
+            acceptableIssuers: machine.acceptableIssuers
+        )
         suspendForDecision()
         let loop = self.loop
         Task {
@@ -243,7 +247,10 @@ extension Connection {
         do {
             store = try configuration.trustRoots.store()
         } catch {
-            throw SesameError(.serverTrustRejected, "\(tlsHost):\(tlsPort): the OCSP staple cannot be checked: \(error)")
+            throw SesameError(
+                .serverTrustRejected,
+                "\(tlsHost):\(tlsPort): the OCSP staple cannot be checked: \(error)"
+            )
         }
         let outcome = OCSPResponseCheck.evaluate(responses: [response], chain: chain, store: store, at: nil)
         guard outcome.failures.isEmpty else {

@@ -1,0 +1,91 @@
+import Foundation
+import Sesame
+
+/// `-E/--cert`, `--cert-type`, `--key`, `--pass` (a client identity) and `-x`, `-U`,
+/// `--proxy-basic|digest|anyauth`, `--noproxy` (the proxy) for a fetch, with curl's meanings.
+enum FetchConnectionOptions {
+    /// A problem with the client certificate or key files (exit code 5).
+    struct IdentityError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    static func apply(to configuration: inout SessionConfiguration, _ options: FetchOptions) throws {
+        if let identity = try identity(options) { configuration.clientIdentities = ["*": identity] }
+        try configureProxy(&configuration, options)
+    }
+
+    /// curl's `-E FILE[:PASSWORD]` (a `\:` in the file name is a colon), `--cert-type` (default:
+    /// P12 for `.p12`/`.pfx` files, else PEM), `--key` (default: the certificate file) and `--pass`.
+    static func identity(_ options: FetchOptions) throws -> Identity? {
+        guard let argument = options.clientCertificate else { return nil }
+        let (file, inlinePassword) = splitCertificateArgument(argument)
+        let password = inlinePassword ?? options.keyPassword
+        let lowered = file.lowercased()
+        let type = options.certificateType ?? (lowered.hasSuffix(".p12") || lowered.hasSuffix(".pfx") ? "P12" : "PEM")
+        do {
+            if type == "P12" {
+                return try Identity.load(pkcs12File: file, password: password ?? "")
+            }
+            return try Identity.load(certificateFile: file, keyFile: options.keyFile ?? file, password: password)
+        } catch let error as SesameError {
+            var hint = ""
+            if type == "PEM", let data = FileManager.default.contents(atPath: file), data.first != UInt8(ascii: "-") {
+                hint = " (is it PKCS#12? add --cert-type P12)"
+            }
+            throw IdentityError(description: "client certificate: \(error)\(hint)")
+        }
+    }
+
+    static func splitCertificateArgument(_ argument: String) -> (file: String, password: String?) {
+        var file = ""
+        var index = argument.startIndex
+        while index < argument.endIndex {
+            let character = argument[index]
+            let next = argument.index(after: index)
+            if character == "\\", next < argument.endIndex, argument[next] == ":" {
+                file.append(":")
+                index = argument.index(after: next)
+                continue
+            }
+            if character == ":" { return (file, String(argument[next...])) }
+            file.append(character)
+            index = next
+        }
+        return (file, nil)
+    }
+
+    private static func configureProxy(_ configuration: inout SessionConfiguration, _ options: FetchOptions) throws {
+        if let proxy = options.proxy {
+            configuration.proxy = proxy.isEmpty ? .none : ProxyConfiguration(proxy: proxy)
+        }
+        if let list = options.noProxy { configuration.proxy.noProxy = NoProxyList(list) }
+        configuration.proxyAuthenticationMethods = options.proxyMethods
+        guard let proxyUser = options.proxyUser else { return }
+        guard configuration.proxy.httpProxy != nil || configuration.proxy.httpsProxy != nil else {
+            Output.error("warning: -U was given but no proxy is set (-x or the environment)")
+            return
+        }
+        let password = try proxyUser.resolvedPassword()
+        configuration.proxy.httpProxy = try configuration.proxy.httpProxy.map {
+            try withUserInfo($0, user: proxyUser.user, password: password)
+        }
+        configuration.proxy.httpsProxy = try configuration.proxy.httpsProxy.map {
+            try withUserInfo($0, user: proxyUser.user, password: password)
+        }
+    }
+
+    /// The proxy URL with `user:password` in it (the session sends them to that proxy only).
+    private static func withUserInfo(_ proxy: String, user: String, password: String) throws -> String {
+        let text = proxy.contains("://") ? proxy : "http://" + proxy
+        guard var components = URLComponents(string: text) else {
+            throw Arguments.UsageError(description: "'\(proxy)' is not a proxy URL")
+        }
+        let allowed = CharacterSet.urlUserAllowed.subtracting(CharacterSet(charactersIn: ":@/"))
+        components.percentEncodedUser = user.addingPercentEncoding(withAllowedCharacters: allowed)
+        components.percentEncodedPassword = password.addingPercentEncoding(withAllowedCharacters: allowed)
+        guard let string = components.string else {
+            throw Arguments.UsageError(description: "'\(proxy)' is not a proxy URL")
+        }
+        return string
+    }
+}
