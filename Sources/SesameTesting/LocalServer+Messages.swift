@@ -44,6 +44,7 @@ extension LocalServer {
             case bytes([UInt8], thenClose: Bool)
             case stall
             case close
+            case tunnel(port: Int)
         }
 
         let kind: Kind
@@ -128,6 +129,10 @@ extension LocalServer {
         public static func raw(_ text: String, thenClose: Bool = false) -> Response {
             raw(Array(text.utf8), thenClose: thenClose)
         }
+
+        /// Answers a `CONNECT` with 200 and then relays the connection's bytes to and from
+        /// `127.0.0.1:port` (a tunnelling proxy), until either side closes.
+        public static func tunnel(toPort port: Int) -> Response { Response(kind: .tunnel(port: port)) }
 
         /// Sends nothing and keeps the connection open (a stalled server).
         public static let stall = Response(kind: .stall)

@@ -60,6 +60,20 @@ enum ServerStream {
     func close() {
         if case .tls(let ssl) = self { SSL_shutdown(ssl.pointer) }
     }
+
+    /// The socket under the stream.
+    var descriptor: Int32 {
+        switch self {
+        case .plain(let fd): return fd
+        case .tls(let ssl): return SSL_get_fd(ssl.pointer)
+        }
+    }
+
+    /// Decrypted bytes already buffered inside TLS (poll cannot see them).
+    var hasBufferedBytes: Bool {
+        if case .tls(let ssl) = self { return SSL_pending(ssl.pointer) > 0 }
+        return false
+    }
 }
 
 /// Reads requests (head, then a Content-Length or chunked body) off a ``ServerStream``.
@@ -135,6 +149,12 @@ struct ServerRequestReader {
     }
 
     /// Reads and discards until the peer closes (used to hold a stalled connection open).
+    /// Bytes read past the last request (the first bytes of a tunnel).
+    mutating func takePending() -> [UInt8] {
+        defer { pending.removeAll() }
+        return pending
+    }
+
     mutating func drainUntilClosed() -> Received {
         while true {
             switch stream.read(into: &scratch) {

@@ -247,14 +247,19 @@ import Testing
         #expect(plain.requests.allSatisfy { $0.headers["Proxy-Authorization"] == nil })
     }
 
-    @Test func anHTTPSProxyIsReachedOverTLSWithItsOwnTrust() async throws {
-        // A scripted forwarding proxy over TLS: it answers itself, showing what it received.
+    @Test func anHTTPSProxyIsReachedOverTLSWithItsOwnTrustAndTunnelsTLSInsideTLS() async throws {
+        let origin = try origin(tls: true)
+        defer { origin.shutdown() }
+        // A scripted proxy over TLS: plain requests are answered by the proxy itself (showing what
+        // it received); CONNECT requests are tunnelled to the origin.
         var configuration = LocalServer.Configuration(identity: try Self.pki.leaf())
         let gate = "Basic cDpx"  // p:q
+        let originPort = origin.port
         configuration.handler = { request in
             guard request.headers["Proxy-Authorization"] == gate else {
                 return .text("auth", status: 407, headers: [("Proxy-Authenticate", "Basic realm=\"tls-proxy\"")])
             }
+            if request.method == "CONNECT" { return .tunnel(toPort: originPort) }
             return .text("proxied \(request.method) \(request.target)")
         }
         let proxy = try LocalServer(configuration)
@@ -267,10 +272,15 @@ import Testing
         let space = try #require(delegate.challenges.all.first?.protectionSpace)
         #expect(space.proxyType == "https")
         #expect(space.receivesCredentialSecurely, "Basic to an HTTPS proxy needs no cleartext consent")
-        // TLS inside TLS is not offered: https:// URLs through an HTTPS proxy fail clearly.
-        let error = await #expect(throws: SesameError.self) {
-            _ = try await session.data(from: URL(string: "https://origin.test/")!)
+
+        for path in ["/inner", "/inner-again"] {
+            let (body, tunnelled) = try await session.data(from: URL(string: "https://localhost:\(originPort)\(path)")!)
+            #expect(tunnelled.status == 200)
+            #expect(String(decoding: body, as: UTF8.self) == "origin saw GET \(path)")
         }
-        #expect(error?.detail.contains("TLS inside TLS") == true, "\(String(describing: error))")
+        #expect(origin.connections.count == 1, "the nested connection is kept alive and reused")
+        #expect(origin.connections.first?.serverName == "localhost")
+        #expect(origin.requests.allSatisfy { $0.headers["Proxy-Authorization"] == nil })
+        #expect(proxy.requests.filter { $0.method == "CONNECT" }.count == 1)
     }
 }

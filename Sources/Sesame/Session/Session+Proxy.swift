@@ -38,12 +38,6 @@ extension Session {
     ) async throws
         -> Connection
     {
-        guard !proxy.isTLS else {
-            throw SesameError(
-                .invalidArgument,
-                "https:// URLs cannot go through the HTTPS proxy \(proxy) (TLS inside TLS is not supported); use an http:// proxy for them"
-            )
-        }
         let authority = origin.hostHeader.contains(":") ? origin.hostHeader : "\(origin.hostHeader):\(origin.port)"
         guard let url = URL(string: "https://\(authority)/") else {
             throw SesameError(.invalidArgument, "'\(authority)' cannot be the target of a CONNECT request")
@@ -61,10 +55,12 @@ extension Session {
         if let attempt { resolver.sending(preemptive: attempt) }
         // Each 407 costs one new connection; the resolver ends the loop long before this bound.
         for _ in 0..<(2 * configuration.maximumAuthenticationFailures + 8) {
+            // To an HTTPS proxy, TLS first (trusted like any server, under the proxy's name).
             let connection = try await Connection.connect(
                 host: proxy.host,
                 port: proxy.port,
-                tls: nil,
+                tls: proxy.isTLS ? configuration.tls : nil,
+                hooks: handshakeHooks,
                 connectTimeout: configuration.connectTimeout,
                 on: loop
             )
@@ -119,8 +115,20 @@ extension Session {
                 )
             }
             do {
-                try await connection.startTLS(
-                    serverName: origin.host,
+                guard proxy.isTLS else {
+                    try await connection.startTLS(
+                        serverName: origin.host,
+                        port: origin.port,
+                        tls: configuration.tls,
+                        hooks: handshakeHooks,
+                        alreadyReceived: leftover
+                    )
+                    return connection
+                }
+                // TLS to the origin inside TLS to the proxy.
+                return try await Connection.nested(
+                    in: connection,
+                    host: origin.host,
                     port: origin.port,
                     tls: configuration.tls,
                     hooks: handshakeHooks,
@@ -130,7 +138,6 @@ extension Session {
                 await connection.close()
                 throw error
             }
-            return connection
         }
         throw SesameError(.proxyAuthenticationFailed, "\(proxy) kept answering CONNECT to \(authority) with 407")
     }

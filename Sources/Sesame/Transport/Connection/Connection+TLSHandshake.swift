@@ -211,7 +211,7 @@ extension Connection {
                 peerChain: machine.peerChain,
                 isSessionReused: SSL_session_reused(ssl) == 1,
                 clientCertificate: machine.sentIdentity?.certificate,
-                remoteAddress: remoteAddress?.description ?? "unknown",
+                remoteAddress: remoteAddressDescription,
                 trustEvaluation: lastEvaluation
             )
         info.stapledOCSPStatus = stapled

@@ -259,9 +259,14 @@ public final class Connection: @unchecked Sendable {
             socket.close()
             return
         }
-        self.socket = socket
         self.remoteAddress = address
-        addressBox.withLock { $0 = address.description }
+        begin(on: socket, addressDescription: address.description)
+    }
+
+    /// Takes a connected socket: registers it, then (with TLS) starts the handshake.
+    func begin(on socket: Socket, addressDescription: String) {
+        self.socket = socket
+        addressBox.withLock { $0 = addressDescription }
         do {
             if let context { try setUpSSL(context) }
             try loop.register(fd: socket.fd, interest: 0) { [weak self] events in self?.socketEvent(events) }
