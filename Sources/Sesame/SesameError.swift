@@ -43,6 +43,11 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible {
             case serverAuthenticationFailed = "server authentication failed"
             case proxyAuthenticationFailed = "proxy authentication failed"
             case proxyConnectFailed = "proxy CONNECT failed"
+            case textEncodingFailed = "text encoding failed"
+            case textDecodingFailed = "text decoding failed"
+            case responseValidationFailed = "response validation failed"
+            case responseDecodingFailed = "response decoding failed"
+            case cookieJarInvalid = "cookie jar invalid"
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -125,6 +130,16 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible {
         /// A proxy refused to open a `CONNECT` tunnel for another reason (403, 502, ...), or does not
         /// speak HTTP.
         public static let proxyConnectFailed = Code(.proxyConnectFailed)
+        /// A string has a character the chosen text encoding cannot represent.
+        public static let textEncodingFailed = Code(.textEncodingFailed)
+        /// Bytes are not valid text in the chosen (or announced) encoding.
+        public static let textDecodingFailed = Code(.textDecodingFailed)
+        /// A response's status code or content type is not one the serializer accepts.
+        public static let responseValidationFailed = Code(.responseValidationFailed)
+        /// A response body could not be turned into the requested value (JSON, `Decodable`).
+        public static let responseDecodingFailed = Code(.responseDecodingFailed)
+        /// A cookie file is not in the Netscape format curl reads and writes.
+        public static let cookieJarInvalid = Code(.cookieJarInvalid)
     }
 
     /// What went wrong.

@@ -25,6 +25,18 @@ enum Usage {
           -d, --data DATA|@FILE      send DATA (from FILE without CR/LF) as a form body; repeats join with &
               --data-binary DATA|@FILE   send exactly DATA or FILE's bytes
               --data-raw DATA        send DATA, no @ meaning
+              --data-urlencode D     percent-encode D ('content', 'name=content', '@file',
+                                     'name@file') in the --charset encoding; joins -d with &
+              --charset NAME         the encoding --data-urlencode writes (GB18030, GBK, Big5,
+                                     Shift_JIS, EUC-KR, ISO-8859-1, ...); named in Content-Type
+          -F, --form NAME=CONTENT    a multipart/form-data field: text, '<file' (text from a
+                                     file) or '@file[;type=MIME][;filename=NAME]' (streamed)
+              --json DATA|@FILE      send DATA as application/json (and Accept it)
+              --decode-charset NAME  print the body converted from NAME to UTF-8 ('auto': the
+                                     Content-Type's charset); invalid bytes are an error
+          -b, --cookie DATA|FILE     send 'name=value; ...' or cookies from a Netscape cookie
+                                     file, and turn cookies on (off without -b or -c)
+          -c, --cookie-jar FILE      write every cookie to FILE (Netscape format) at the end
           -o, --output FILE          write the body to FILE (appears only when complete; '-' is stdout)
           -i, --include              print the response head before the body
           -v, --verbose              '*' lines on stderr for connection, TLS (version, cipher, peer

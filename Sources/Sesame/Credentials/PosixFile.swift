@@ -28,7 +28,8 @@ enum PosixFile {
     /// `mode`), written and fsynced, renamed over the old one, then the directory fsynced. A crash
     /// at any point leaves either the old file or the new one.
     static func replace(_ path: String, with bytes: [UInt8], mode: mode_t) throws(PosixFileError) {
-        let directory = (path as NSString).deletingLastPathComponent
+        let parent = (path as NSString).deletingLastPathComponent
+        let directory = parent.isEmpty ? "." : parent  // a bare file name is in the current directory
         let name = (path as NSString).lastPathComponent
         let temporary = "\(directory)/.\(name).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)

@@ -49,7 +49,19 @@ extension HTTPBody {
     /// The hex hash of the body's bytes (a file is read in pieces).
     func hexHash(_ hash: DigestAlgorithm.Hash) throws -> String {
         var hasher = DigestHasher(hash)
+        try update(&hasher)
+        return hasher.finalizeHex()
+    }
+
+    private func update(_ hasher: inout DigestHasher) throws {
         switch self {
+        case .segments(let segments):
+            for segment in segments {
+                switch segment {
+                case .data(let data): try HTTPBody.data(data).update(&hasher)
+                case .file(let url): try HTTPBody.file(url).update(&hasher)
+                }
+            }
         case .data(let data):
             hasher.update([UInt8](data))
         case .file(let url):
@@ -66,7 +78,6 @@ extension HTTPBody {
         case .stream:
             throw SesameError(.unsupportedCredential, "a streamed body cannot be hashed for Digest auth-int")
         }
-        return hasher.finalizeHex()
     }
 }
 

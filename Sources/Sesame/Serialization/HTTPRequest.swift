@@ -12,6 +12,9 @@ public struct HTTPRequest: Sendable {
     public var body: HTTPBody?
     /// Idle time allowed between bytes of this request's response; overrides the configuration.
     public var timeout: Duration?
+    /// Whether the session's cookies go with this request and its response's cookies are kept
+    /// (`httpShouldHandleCookies`). A `Cookie` header set here is sent as it is, without stored cookies.
+    public var handlesCookies = true
 
     public init(url: URL, method: String = "GET", headers: HTTPHeaders = HTTPHeaders(), body: HTTPBody? = nil) {
         self.url = url
@@ -34,6 +37,15 @@ public enum HTTPBody: Sendable {
     /// Bytes produced asynchronously; sent chunked unless `length` is known. Such a body cannot be
     /// sent twice (so it is not replayed for redirects or retries).
     case stream(length: Int?, AsyncThrowingStream<[UInt8], any Error>)
+    /// Pieces in memory and files, sent one after the other (a multipart form): the length is
+    /// known, files are read from disk as they are sent, and the body can be sent again.
+    case segments([HTTPBody.Segment])
+
+    /// One piece of a ``segments(_:)`` body.
+    public enum Segment: Sendable {
+        case data(Data)
+        case file(URL)
+    }
 
     /// Wraps any asynchronous sequence of byte chunks.
     public static func stream<Chunks: AsyncSequence & Sendable>(_ chunks: Chunks, length: Int? = nil) -> HTTPBody
@@ -60,6 +72,17 @@ public enum HTTPBody: Sendable {
             let attributes = try? FileManager.default.attributesOfItem(atPath: url.path)
             return (attributes?[.size] as? NSNumber)?.intValue
         case .stream(let length, _): return length
+        case .segments(let segments):
+            var total = 0
+            for segment in segments {
+                switch segment {
+                case .data(let data): total += data.count
+                case .file(let url):
+                    guard let length = HTTPBody.file(url).knownLength else { return nil }
+                    total += length
+                }
+            }
+            return total
         }
     }
 

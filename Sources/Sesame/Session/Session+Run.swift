@@ -80,9 +80,17 @@ extension Session {
                 wire.headers.replaceOrAdd(name: "Authorization", value: value)
                 expectation = expected
             }
+            let cookies = request.handlesCookies && configuration.handlesCookies ? configuration.cookieStore : nil
+            if let cookies, !wire.headers.contains("Cookie"), let header = cookies.cookieHeader(for: request.url) {
+                wire.headers.add(name: "Cookie", value: header)
+            }
             let reader = try await send(wire, route: route, task: task, deadline: deadline)
             guard let response = reader.response else {
                 throw SesameError(.protocolError, "no response head")
+            }
+            // Proxies do not set cookies for origins: a 407 from a forwarding proxy is not stored.
+            if let cookies, !(response.status == 407 && forwardProxy != nil) {
+                cookies.store(setCookieFields: response.headers.values(for: "Set-Cookie"), for: request.url)
             }
             var bodyCheck: DigestBodyCheck?
             let proxyChallenged = response.status == 407 && forwardProxy != nil

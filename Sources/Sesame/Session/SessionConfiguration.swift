@@ -57,6 +57,11 @@ public struct SessionConfiguration: Sendable {
     /// host name, `*.example.com` (any subdomain), or `*` (any host). The most specific key wins;
     /// without a match no certificate is sent.
     public var clientIdentities: [String: Identity] = [:]
+    /// Where cookies are kept (``CookieStore/shared`` by default); nil: no cookies at all.
+    public var cookieStore: CookieStore? = .shared
+    /// Whether responses' `Set-Cookie` are stored and matching cookies sent (`httpShouldSetCookies`);
+    /// a request can opt out on its own with ``HTTPRequest/handlesCookies``.
+    public var handlesCookies = true
     /// Whether `.netrc` entries answer challenges (curl's `--netrc`).
     public var usesNetrc = false
     /// The `.netrc` file to read; nil: `$NETRC`, else `~/.netrc`.

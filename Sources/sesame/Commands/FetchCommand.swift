@@ -12,12 +12,16 @@ enum FetchCommand {
             return .usage
         }
         var configuration: SessionConfiguration
-        var request = makeRequest(options)
+        var request: HTTPRequest
         let authentication: FetchAuthentication
+        let cookies: FetchCookies
         do {
+            request = try makeRequest(options)
+            cookies = try FetchCookies(options: options)
             configuration = try makeConfiguration(options)
             authentication = try FetchAuthentication(options: options)
             try authentication.apply(to: &configuration, request: &request, options: options)
+            cookies.apply(to: &configuration, request: &request)
             let verbose = options.verbose
             configuration.eventObserver = { event in
                 authentication.observe(event)
@@ -51,6 +55,10 @@ enum FetchCommand {
             delegate.completion = { continuation.resume(returning: $0) }
             session.dataTask(with: request, delegate: delegate).resume()
         }
+        if let problem = cookies.save() {
+            Output.error(problem)
+            return .failure
+        }
         if outcome == nil, let exit = authentication.finish(finalStatus: delegate.finalStatus, url: request.url) {
             sink.discard()
             return exit
@@ -71,6 +79,11 @@ enum FetchCommand {
             sink.discard()
             if !quiet { Output.error("the requested URL returned error: \(status)") }
             return .httpError
+        }
+        if let problem = delegate.decodeFailure {
+            sink.discard()
+            if !quiet { Output.error(problem) }
+            return .failure
         }
         guard let outcome else {
             do {
@@ -111,6 +124,7 @@ enum FetchCommand {
         if options.requiresStapledOCSP { configuration.tls.stapledOCSP = .require }
         try configureTrust(&configuration, options)
         try FetchConnectionOptions.apply(to: &configuration, options)
+        configuration.cookieStore = nil  // as curl: no cookies unless -b or -c (FetchCookies)
         if options.insecure {
             configuration.handshakeHooks.serverTrust = { _ in true }
             configuration.tls.stapledOCSP = .ignore
@@ -170,16 +184,10 @@ enum FetchCommand {
         return result
     }
 
-    static func makeRequest(_ options: FetchOptions) -> HTTPRequest {
+    static func makeRequest(_ options: FetchOptions) throws -> HTTPRequest {
         // safe: parse() refuses options without a URL.
         var request = HTTPRequest(url: options.url!)
-        if let data = options.data {
-            request.method = "POST"
-            request.body = .data(Data(data))
-            if options.dataIsForm && !options.headers.contains(where: { $0.0.lowercased() == "content-type" }) {
-                request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
-            }
-        }
+        try FetchBody.apply(to: &request, options)
         if let method = options.method { request.method = method }
         for (name, value) in options.headers { request.headers.add(name: name, value: value) }
         return request

@@ -10,7 +10,11 @@ final class FetchDelegate: SessionTaskDelegate, @unchecked Sendable {
     var completion: ((any Error)?) -> Void = { _ in }
     private(set) var failedStatus: Int?
     private(set) var finalStatus: Int?
+    /// Why `--decode-charset` could not convert the body, if it could not.
+    private(set) var decodeFailure: String?
     private var progress: ProgressBar?
+    private var response: HTTPResponse?
+    private var undecoded: Data?
 
     init(options: FetchOptions, sink: BodySink) {
         self.options = options
@@ -20,6 +24,8 @@ final class FetchDelegate: SessionTaskDelegate, @unchecked Sendable {
     func session(_ session: Session, task: SessionTask, didReceive response: HTTPResponse) async -> ResponseDisposition
     {
         finalStatus = response.status
+        self.response = response
+        if options.decodeCharset != nil { undecoded = Data() }
         if options.failOnHTTPError && response.status >= 400 {
             failedStatus = response.status
             return .cancel
@@ -36,12 +42,29 @@ final class FetchDelegate: SessionTaskDelegate, @unchecked Sendable {
     }
 
     func session(_ session: Session, task: SessionTask, didReceive data: Data) async {
+        if undecoded != nil {
+            undecoded?.append(data)  // --decode-charset converts the whole body at the end
+            progress?.advance(by: data.count)
+            return
+        }
         sink.write([UInt8](data))
         progress?.advance(by: data.count)
     }
 
     func session(_ session: Session, task: SessionTask, didCompleteWithError error: (any Error)?) async {
         progress?.finish()
+        if error == nil, let undecoded, let response, let name = options.decodeCharset {
+            do {
+                var serializer = StringResponseSerializer()
+                serializer.validation = ResponseValidation(acceptableStatusCodes: nil)
+                if name.lowercased() != "auto" { serializer.overridingEncoding = try TextEncoding(ianaName: name) }
+                sink.write(Array(try serializer.serialize(response, data: undecoded).utf8))
+            } catch let failure as ResponseSerializationError {
+                decodeFailure = "--decode-charset: \(failure.reason)"
+            } catch {
+                decodeFailure = "--decode-charset: \(error)"
+            }
+        }
         completion(failedStatus != nil ? nil : error)
     }
 }

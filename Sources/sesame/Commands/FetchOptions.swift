@@ -8,6 +8,12 @@ struct FetchOptions {
     var headers: [(String, String)] = []
     var data: [UInt8]?
     var dataIsForm = false
+    var formParts: [String] = []
+    var json: [UInt8]?
+    var charset: TextEncoding?
+    var decodeCharset: String?
+    var cookie: String?
+    var cookieJar: String?
     var output: String?
     var includeHead = false
     var verbose = false
@@ -51,7 +57,8 @@ struct FetchOptions {
             "--max-redirs", "--connect-timeout", "-m", "--max-time", "--cacert", "--capath", "--url", "-u", "--user",
             "--netrc-file", "--credential-store", "--pin-cert", "--pinning-mode", "--pinnedpubkey", "--crl",
             "--crlfile", "--anchors", "-E", "--cert", "--cert-type", "--key", "--pass", "-x", "--proxy", "-U",
-            "--proxy-user", "--noproxy",
+            "--proxy-user", "--noproxy", "--data-urlencode", "-F", "--form", "--json", "--charset", "--decode-charset",
+            "-b", "--cookie", "-c", "--cookie-jar",
         ],
         switches: [
             "-i", "--include", "-v", "--verbose", "-s", "--silent", "-S", "--show-error", "-L", "--location", "-k",
@@ -64,7 +71,8 @@ struct FetchOptions {
     /// Parses the arguments after `fetch` (or after the program name).
     static func parse(_ arguments: [String]) throws -> FetchOptions {
         var options = FetchOptions()
-        var dataParts: [[UInt8]] = []
+        var dataParts: [DataPiece] = []
+        var jsonParts: [[UInt8]] = []
         for item in try Self.arguments.parse(arguments) {
             switch item {
             case .positional(let text), .option("--url", let text?):
@@ -77,14 +85,28 @@ struct FetchOptions {
                 case "-X", "--request": options.method = value
                 case "-H", "--header": options.headers.append(try header(value))
                 case "-d", "--data":
-                    dataParts.append(try dataArgument(value, binary: false))
+                    dataParts.append(.bytes(try dataArgument(value, binary: false)))
                     options.dataIsForm = true
                 case "--data-raw":
-                    dataParts.append(Array(value.utf8))
+                    dataParts.append(.bytes(Array(value.utf8)))
                     options.dataIsForm = true
                 case "--data-binary":
-                    dataParts.append(try dataArgument(value, binary: true))
+                    dataParts.append(.bytes(try dataArgument(value, binary: true)))
                     options.dataIsForm = true
+                case "--data-urlencode":
+                    dataParts.append(.urlencode(value))
+                    options.dataIsForm = true
+                case "-F", "--form": options.formParts.append(value)
+                case "--json": jsonParts.append(try dataArgument(value, binary: true))
+                case "--charset":
+                    do {
+                        options.charset = try TextEncoding(ianaName: value)
+                    } catch {
+                        throw Arguments.UsageError(description: "--charset: \(error)")
+                    }
+                case "--decode-charset": options.decodeCharset = value
+                case "-b", "--cookie": options.cookie = value
+                case "-c", "--cookie-jar": options.cookieJar = value
                 case "-o", "--output": options.output = value
                 case "--max-redirs": options.maximumRedirects = try integer(value, name)
                 case "--connect-timeout": options.connectTimeout = try seconds(value, name)
@@ -159,7 +181,14 @@ struct FetchOptions {
         }
         if !dataParts.isEmpty {
             // Like curl: several -d pieces are joined with '&'.
-            options.data = Array(dataParts.joined(separator: [UInt8(ascii: "&")]))
+            let encoding = options.charset ?? .utf8
+            let pieces = try dataParts.map { try $0.resolved(encoding) }
+            options.data = Array(pieces.joined(separator: [UInt8(ascii: "&")]))
+        }
+        if !jsonParts.isEmpty { options.json = Array(jsonParts.joined()) }
+        let bodies = [options.data != nil, !options.formParts.isEmpty, options.json != nil].filter { $0 }.count
+        if bodies > 1 {
+            throw Arguments.UsageError(description: "choose one of -d/--data*, -F/--form and --json for the body")
         }
         guard options.url != nil else { throw Arguments.UsageError(description: "no URL given; see sesame --help") }
         if options.anchorsOnly && options.anchorFiles.isEmpty && options.caFile == nil && options.caPath == nil {
@@ -224,5 +253,49 @@ struct FetchOptions {
             throw Arguments.UsageError(description: "\(name) needs a positive number of seconds, not '\(value)'")
         }
         return .milliseconds(Int64(number * 1000))
+    }
+}
+
+/// One `-d`-family argument, in order: bytes as they are, or `--data-urlencode`'s
+/// `[name][=|@]content` to percent-encode in the `--charset` encoding.
+enum DataPiece {
+    case bytes([UInt8])
+    case urlencode(String)
+
+    func resolved(_ encoding: TextEncoding) throws -> [UInt8] {
+        switch self {
+        case .bytes(let bytes): return bytes
+        case .urlencode(let argument): return Array(try Self.urlencode(argument, encoding).utf8)
+        }
+    }
+
+    /// curl's forms: `content`, `=content`, `name=content`, `@file`, `name@file`.
+    static func urlencode(_ argument: String, _ encoding: TextEncoding) throws -> String {
+        let equals = argument.firstIndex(of: "=")
+        let at = argument.firstIndex(of: "@")
+        var name: String?
+        var content: String
+        if let equals, at.map({ equals < $0 }) ?? true {
+            name = String(argument[..<equals])
+            content = String(argument[argument.index(after: equals)...])
+        } else if let at {
+            name = String(argument[..<at])
+            let path = String(argument[argument.index(after: at)...])
+            guard
+                let data = path == "-"
+                    ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: path)
+            else { throw Arguments.UsageError(description: "cannot read data file '\(path)'") }
+            content = String(decoding: data, as: UTF8.self)
+        } else {
+            content = argument
+        }
+        let escaped: String
+        do {
+            escaped = try encoding.percentEncoded(content)
+        } catch {
+            throw Arguments.UsageError(description: "--data-urlencode: \(error)")
+        }
+        guard let name, !name.isEmpty else { return escaped }
+        return name + "=" + escaped
     }
 }

@@ -118,6 +118,13 @@ enum HTTP1Exchange {
         switch body {
         case .data(let data):
             try await connection.write([UInt8](data))
+        case .segments(let segments):
+            for segment in segments {
+                switch segment {
+                case .data(let data): try await send(.data(data), chunked: false, on: connection)
+                case .file(let url): try await send(.file(url), chunked: false, on: connection)
+                }
+            }
         case .file(let url):
             guard let handle = FileHandle(forReadingAtPath: url.path) else {
                 throw SesameError(.fileUnreadable, "'\(url.path)': \(errnoText())")

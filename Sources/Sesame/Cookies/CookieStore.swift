@@ -1,0 +1,91 @@
+import Foundation
+
+/// Cookies kept per RFC 6265, in memory (thread-safe), with curl's Netscape cookie files to load
+/// and save.
+///
+/// Sesame has its own store because Foundation's `HTTPCookieStorage` on Linux (measured with
+/// Swift 6 here) accepts a `Domain` of another site or of a public suffix, sends Secure cookies
+/// over http, ignores `Max-Age=0`, matches path `/docs` to `/docsx`, and needs FoundationNetworking
+/// (and with it libcurl). This store refuses all of that: a cookie is never sent to a site that
+/// did not set it (or a parent domain that is not a public suffix).
+public final class CookieStore: Sendable {
+    /// A store shared by sessions that do not bring their own (the `HTTPCookieStorage.shared` analogue).
+    public static let shared = CookieStore()
+
+    /// The most cookies per domain and in all; the least recently created go first.
+    public static let maximumPerDomain = 50
+    public static let maximumTotal = 3_000
+
+    private let cookies = LockedValue<[String: Cookie]>([:])
+
+    public init() {}
+
+    /// Every cookie not yet expired.
+    public var allCookies: [Cookie] {
+        let now = Date()
+        return cookies.withLock { Array($0.values) }.filter { !$0.isExpired(at: now) }.sorted(by: Self.order)
+    }
+
+    /// The cookies to send with a request to `url`, longest path first (RFC 6265 section 5.4).
+    public func cookies(for url: URL) -> [Cookie] {
+        let now = Date()
+        return cookies.withLock { Array($0.values) }.filter { $0.matches(url, at: now) }.sorted(by: Self.order)
+    }
+
+    /// The `Cookie` field value for `url`, or nil when no cookie goes there.
+    public func cookieHeader(for url: URL) -> String? {
+        let matching = cookies(for: url)
+        guard !matching.isEmpty else { return nil }
+        return matching.map { "\($0.name)=\($0.value)" }.joined(separator: "; ")
+    }
+
+    /// Stores what a response's `Set-Cookie` fields set for `url`; returns the cookies accepted.
+    @discardableResult
+    public func store(setCookieFields fields: [String], for url: URL) -> [Cookie] {
+        let now = Date()
+        let parsed = fields.compactMap { SetCookieParser.cookie(from: $0, for: url, at: now) }
+        for cookie in parsed { set(cookie) }
+        return parsed.filter { !$0.isExpired(at: now) }
+    }
+
+    /// Adds or replaces `cookie` (keeping the creation time of the one it replaces); an expired
+    /// cookie removes its namesake.
+    public func set(_ cookie: Cookie) {
+        let now = Date()
+        cookies.withLock { cookies in
+            let old = cookies.removeValue(forKey: cookie.key)
+            guard !cookie.isExpired(at: now) else { return }
+            var stored = cookie
+            if let old { stored.created = old.created }
+            cookies[cookie.key] = stored
+            Self.evict(&cookies, domain: cookie.domain, now: now)
+        }
+    }
+
+    /// Removes the cookies `predicate` selects (all of them by default).
+    public func remove(where predicate: (Cookie) -> Bool = { _ in true }) {
+        cookies.withLock { cookies in cookies = cookies.filter { !predicate($0.value) } }
+    }
+
+    private static func order(_ a: Cookie, _ b: Cookie) -> Bool {
+        if a.path.count != b.path.count { return a.path.count > b.path.count }
+        if a.created != b.created { return a.created < b.created }
+        return a.name < b.name
+    }
+
+    private static func evict(_ cookies: inout [String: Cookie], domain: String, now: Date) {
+        cookies = cookies.filter { !$0.value.isExpired(at: now) }
+        let sameDomain = cookies.values.filter { $0.domain == domain }
+        if sameDomain.count > maximumPerDomain {
+            for cookie in sameDomain.sorted(by: { $0.created < $1.created }).prefix(sameDomain.count - maximumPerDomain)
+            {
+                cookies.removeValue(forKey: cookie.key)
+            }
+        }
+        if cookies.count > maximumTotal {
+            for cookie in cookies.values.sorted(by: { $0.created < $1.created }).prefix(cookies.count - maximumTotal) {
+                cookies.removeValue(forKey: cookie.key)
+            }
+        }
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+
+/// A `multipart/form-data` body (RFC 7578) of fields and files, as AFNetworking's
+/// `AFMultipartFormData` builds it. Files are read from disk while the body is sent, so a 1 GiB
+/// file never sits in memory; the body's length is known up front and it can be sent again.
+///
+/// ```swift
+/// var form = MultipartFormData()
+/// form.append("Ada", name: "user")
+/// try form.appendFile(at: URL(fileURLWithPath: "photo.jpg"), name: "photo")
+/// var request = HTTPRequest(url: url, method: "POST")
+/// form.apply(to: &request)
+/// ```
+public struct MultipartFormData: Sendable {
+    /// The boundary between parts (random unless given).
+    public let boundary: String
+    private var segments: [HTTPBody.Segment] = []
+    private var isEmpty = true
+
+    public init(boundary: String? = nil) {
+        self.boundary =
+            boundary ?? "Boundary+"
+            + (0..<2).map { _ in String(format: "%08X", UInt32.random(in: 0...UInt32.max)) }.joined()
+    }
+
+    /// The `Content-Type` of the body.
+    public var contentType: String { "multipart/form-data; boundary=\(boundary)" }
+
+    /// A text field, written in UTF-8 (RFC 7578 section 5.1).
+    public mutating func append(_ value: String, name: String) {
+        append(Data(value.utf8), name: name, fileName: nil, mimeType: nil)
+    }
+
+    /// Bytes as a part; with `fileName` it is a file upload.
+    public mutating func append(_ data: Data, name: String, fileName: String?, mimeType: String?) {
+        appendHeaders(name: name, fileName: fileName, mimeType: mimeType)
+        segments.append(.data(data))
+    }
+
+    /// A file from disk, streamed while the body is sent. The file name defaults to the URL's last
+    /// component, the type to one guessed from its extension.
+    /// - Throws: ``SesameError/Code/fileUnreadable`` when it is not a readable regular file.
+    public mutating func appendFile(
+        at url: URL,
+        name: String,
+        fileName: String? = nil,
+        mimeType: String? = nil
+    )
+        throws
+    {
+        var status = stat()
+        guard stat(url.path, &status) == 0 else {
+            throw SesameError(.fileUnreadable, "'\(url.path)': \(errnoText())")
+        }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            throw SesameError(.fileUnreadable, "'\(url.path)' is not a regular file")
+        }
+        guard access(url.path, R_OK) == 0 else {
+            throw SesameError(.fileUnreadable, "'\(url.path)' is not readable: \(errnoText())")
+        }
+        let fileName = fileName ?? url.lastPathComponent
+        appendHeaders(
+            name: name,
+            fileName: fileName,
+            mimeType: mimeType ?? Self.mimeType(forExtension: url.pathExtension)
+        )
+        segments.append(.file(url))
+    }
+
+    /// The body, closing boundary included.
+    public var body: HTTPBody {
+        let closing = (isEmpty ? "--\(boundary)--\r\n" : "\r\n--\(boundary)--\r\n")
+        return .segments(segments + [.data(Data(closing.utf8))])
+    }
+
+    /// Puts the body and its `Content-Type` on `request`.
+    public func apply(to request: inout HTTPRequest) {
+        request.headers.replaceOrAdd(name: "Content-Type", value: contentType)
+        request.body = body
+    }
+
+    private mutating func appendHeaders(name: String, fileName: String?, mimeType: String?) {
+        var head = isEmpty ? "--\(boundary)\r\n" : "\r\n--\(boundary)\r\n"
+        head += "Content-Disposition: form-data; name=\"\(Self.quoted(name))\""
+        if let fileName { head += "; filename=\"\(Self.quoted(fileName))\"" }
+        head += "\r\n"
+        if let type = mimeType ?? (fileName != nil ? "application/octet-stream" : nil) {
+            head += "Content-Type: \(type)\r\n"
+        }
+        head += "\r\n"
+        segments.append(.data(Data(head.utf8)))
+        isEmpty = false
+    }
+
+    /// A name inside quotes as browsers write it (RFC 7578 section 4.2, WHATWG): `"`, CR and LF
+    /// percent-encoded, everything else as UTF-8.
+    static func quoted(_ text: String) -> String {
+        text.replacingOccurrences(of: "\"", with: "%22").replacingOccurrences(of: "\r", with: "%0D")
+            .replacingOccurrences(of: "\n", with: "%0A")
+    }
+
+    static func mimeType(forExtension pathExtension: String) -> String {
+        switch pathExtension.lowercased() {
+        case "txt", "text": "text/plain"
+        case "html", "htm": "text/html"
+        case "css": "text/css"
+        case "csv": "text/csv"
+        case "json": "application/json"
+        case "xml": "application/xml"
+        case "pdf": "application/pdf"
+        case "zip": "application/zip"
+        case "gz": "application/gzip"
+        case "png": "image/png"
+        case "jpg", "jpeg": "image/jpeg"
+        case "gif": "image/gif"
+        case "webp": "image/webp"
+        case "svg": "image/svg+xml"
+        case "mp4": "video/mp4"
+        case "mp3": "audio/mpeg"
+        default: "application/octet-stream"
+        }
+    }
+}
+
+extension HTTPRequestSerializer {
+    /// A multipart request (`multipartFormRequestWithMethod:URLString:parameters:constructingBodyWithBlock:`):
+    /// `parameters` become text fields (nested names as in a query), then `construct` adds parts.
+    public func multipartRequest(
+        method: String = "POST",
+        url: URL,
+        parameters: [String: Parameter]? = nil,
+        constructingBody construct: (inout MultipartFormData) throws -> Void = { _ in }
+    ) throws -> HTTPRequest {
+        var request = try baseRequest(method: method, url: url)
+        var form = MultipartFormData()
+        if let parameters {
+            // Field names and values as the form query would have them, unescaped.
+            let query = try FormURLEncoding.query(parameters, encoding: .utf8)
+            for pair in query.split(separator: "&") where !pair.isEmpty {
+                let parts = pair.split(separator: "=", maxSplits: 1).map {
+                    String($0).removingPercentEncoding ?? String($0)
+                }
+                form.append(parts.count > 1 ? parts[1] : "", name: parts[0])
+            }
+        }
+        try construct(&form)
+        form.apply(to: &request)
+        return request
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+
+/// A request parameter value: what AFNetworking takes as `NSDictionary`/`NSArray`/`NSString`/
+/// `NSNumber`/`NSNull`, as a Sendable value with literals.
+///
+/// ```swift
+/// let parameters: [String: Parameter] = ["q": "中文", "page": 2, "tags": ["a", "b"], "user": ["id": 7]]
+/// ```
+public enum Parameter: Hashable, Sendable {
+    case string(String)
+    case integer(Int)
+    case double(Double)
+    case bool(Bool)
+    case array([Parameter])
+    case dictionary([String: Parameter])
+    /// A key without a value (`key` alone in a query; `null` in JSON).
+    case null
+
+    /// The text of a scalar in a query or form (booleans as 1 and 0, as `NSNumber` prints them).
+    var queryText: String? {
+        switch self {
+        case .string(let value): return value
+        case .integer(let value): return String(value)
+        case .double(let value):
+            return value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
+        case .bool(let value): return value ? "1" : "0"
+        case .array, .dictionary, .null: return nil
+        }
+    }
+
+    /// The value as a Foundation object for `JSONSerialization`.
+    var jsonObject: Any {
+        switch self {
+        case .string(let value): return value
+        case .integer(let value): return value
+        case .double(let value): return value
+        case .bool(let value): return value
+        case .array(let values): return values.map(\.jsonObject)
+        case .dictionary(let values): return values.mapValues(\.jsonObject)
+        case .null: return NSNull()
+        }
+    }
+}
+
+extension Parameter: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
+    ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByNilLiteral
+{
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int) { self = .integer(value) }
+    public init(floatLiteral value: Double) { self = .double(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(arrayLiteral elements: Parameter...) { self = .array(elements) }
+    public init(dictionaryLiteral elements: (String, Parameter)...) {
+        self = .dictionary(Dictionary(elements) { _, last in last })
+    }
+    public init(nilLiteral: ()) { self = .null }
+}

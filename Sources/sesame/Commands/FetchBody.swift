@@ -1,0 +1,62 @@
+import Foundation
+import Sesame
+
+/// The request body options of a fetch: `-d`-family (form), `-F/--form` (multipart), `--json`.
+enum FetchBody {
+    static func apply(to request: inout HTTPRequest, _ options: FetchOptions) throws {
+        let hasContentType = options.headers.contains { $0.0.lowercased() == "content-type" }
+        if let data = options.data {
+            request.method = "POST"
+            request.body = .data(Data(data))
+            if options.dataIsForm && !hasContentType {
+                let charset = options.charset.map { "; charset=\($0.name.lowercased())" } ?? ""
+                request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded" + charset)
+            }
+        } else if let json = options.json {
+            request.method = "POST"
+            request.body = .data(Data(json))
+            if !hasContentType { request.headers.add(name: "Content-Type", value: "application/json") }
+            request.headers.add(name: "Accept", value: "application/json")
+        } else if !options.formParts.isEmpty {
+            request.method = "POST"
+            var form = MultipartFormData()
+            for part in options.formParts { try add(part, to: &form) }
+            form.apply(to: &request)
+        }
+    }
+
+    /// curl's `-F`: `name=text`, `name=<file` (a text field read from a file),
+    /// `name=@file[;type=MIME][;filename=NAME]` (a file, streamed).
+    static func add(_ argument: String, to form: inout MultipartFormData) throws {
+        guard let equals = argument.firstIndex(of: "="), equals != argument.startIndex else {
+            throw Arguments.UsageError(description: "-F needs name=content, not '\(argument)'")
+        }
+        let name = String(argument[..<equals])
+        let content = String(argument[argument.index(after: equals)...])
+        if content.hasPrefix("@") {
+            var pieces = content.dropFirst().split(separator: ";", omittingEmptySubsequences: false).map(String.init)
+            let path = pieces.removeFirst()
+            var type: String?
+            var fileName: String?
+            for piece in pieces {
+                if piece.lowercased().hasPrefix("type=") { type = String(piece.dropFirst(5)) }
+                if piece.lowercased().hasPrefix("filename=") {
+                    fileName = String(piece.dropFirst(9)).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+                }
+            }
+            do {
+                try form.appendFile(at: URL(fileURLWithPath: path), name: name, fileName: fileName, mimeType: type)
+            } catch {
+                throw Arguments.UsageError(description: "-F \(name): \(error)")
+            }
+        } else if content.hasPrefix("<") {
+            let path = String(content.dropFirst())
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw Arguments.UsageError(description: "-F \(name): cannot read '\(path)'")
+            }
+            form.append(data, name: name, fileName: nil, mimeType: nil)
+        } else {
+            form.append(content, name: name)
+        }
+    }
+}

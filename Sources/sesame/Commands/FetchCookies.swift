@@ -1,0 +1,46 @@
+import Foundation
+import Sesame
+
+/// curl's `-b/--cookie` (a `name=value; …` string, or a Netscape cookie file to load) and
+/// `-c/--cookie-jar` (a file every cookie is written to at the end). Without either, no cookies.
+struct FetchCookies {
+    let store: CookieStore?
+    let literal: String?
+    let jar: String?
+
+    init(options: FetchOptions) throws {
+        jar = options.cookieJar
+        guard options.cookie != nil || options.cookieJar != nil else {
+            store = nil
+            literal = nil
+            return
+        }
+        let store = CookieStore()
+        var literal: String?
+        if let cookie = options.cookie {
+            if cookie.contains("=") {
+                literal = cookie
+            } else if FileManager.default.fileExists(atPath: cookie) {
+                try store.load(netscapeFile: URL(fileURLWithPath: cookie))
+            }  // as curl: a file that does not exist yet just turns the cookie engine on
+        }
+        self.store = store
+        self.literal = literal
+    }
+
+    func apply(to configuration: inout SessionConfiguration, request: inout HTTPRequest) {
+        configuration.cookieStore = store
+        if let literal, !request.headers.contains("Cookie") { request.headers.add(name: "Cookie", value: literal) }
+    }
+
+    /// Writes the jar; a message when that failed.
+    func save() -> String? {
+        guard let jar, let store else { return nil }
+        do {
+            try store.save(netscapeFile: URL(fileURLWithPath: jar))
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+}

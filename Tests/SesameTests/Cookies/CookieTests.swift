@@ -1,0 +1,135 @@
+import Foundation
+import SesameTesting
+import Testing
+
+@testable import Sesame
+
+@Suite struct CookieTests {
+    let url = URL(string: "https://www.example.test/docs/page")!  // safe: literal
+
+    func cookie(_ field: String, for url: URL? = nil) -> Cookie? {
+        SetCookieParser.cookie(from: field, for: url ?? self.url)
+    }
+
+    @Test func attributesAreReadAsRFC6265Says() throws {
+        let plain = try #require(cookie("id=a3fWa; Path=/; Secure; HttpOnly; SameSite=Lax"))
+        #expect(plain.domain == "www.example.test" && plain.isHostOnly && plain.path == "/")
+        #expect(plain.isSecure && plain.isHTTPOnly && plain.sameSite == "Lax")
+        #expect(plain.expires == nil)
+        #expect(cookie("a=1")?.path == "/docs", "the default path is the request's directory")
+        let domain = try #require(cookie("a=1; Domain=.Example.TEST"))
+        #expect(domain.domain == "example.test" && !domain.isHostOnly)
+        let expires = try #require(cookie("a=1; Expires=Wed, 21 Oct 2035 07:28:00 GMT"))
+        // Stored expiry is capped at 400 days (RFC 6265bis); the parsed date is exact.
+        #expect(abs((expires.expires ?? .distantPast).timeIntervalSinceNow - 400 * 86_400) < 5)
+        #expect(CookieDate.parse("Wed, 21 Oct 2035 07:28:00 GMT") == Date(timeIntervalSince1970: 2_076_564_480))
+        #expect(CookieDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == Date(timeIntervalSince1970: 784_111_777))
+        #expect(CookieDate.parse("31 Feb 2030 00:00:00") == nil)
+        #expect(CookieDate.parse("not a date") == nil)
+        let maxAge = try #require(cookie("a=1; Max-Age=60; Expires=Wed, 21 Oct 2035 07:28:00 GMT"))
+        #expect(abs((maxAge.expires ?? .distantPast).timeIntervalSinceNow - 60) < 5, "Max-Age wins over Expires")
+        #expect(cookie("a=1; Max-Age=0")?.isExpired() == true)
+        #expect(cookie("a=1; Max-Age=1x")?.expires == nil, "a malformed Max-Age is ignored")
+    }
+
+    @Test func cookiesForOtherSitesAndPublicSuffixesAreRefused() {
+        #expect(cookie("a=1; Domain=other.test") == nil)
+        #expect(cookie("a=1; Domain=badexample.test") == nil)
+        #expect(cookie("a=1; Domain=sub.www.example.test") == nil, "a subdomain of the host is not the host's to set")
+        let suffix = URL(string: "https://shop.co.uk/")!  // safe: literal
+        #expect(cookie("a=1; Domain=co.uk", for: suffix) == nil)
+        #expect(cookie("a=1; Domain=co.uk", for: URL(string: "https://co.uk/")!)?.isHostOnly == true)  // safe: literal
+        #expect(cookie("a=1; Secure", for: URL(string: "http://www.example.test/")!) == nil)  // safe: literal
+        #expect(cookie("noequals") == nil)
+        #expect(cookie("=1") == nil)
+        #expect(cookie("a=\u{1}") == nil)
+        #expect(cookie("a=" + String(repeating: "x", count: 5_000)) == nil)
+        let ip = URL(string: "http://127.0.0.1:8080/")!  // safe: literal
+        #expect(cookie("a=1; Domain=0.0.1", for: ip) == nil)
+    }
+
+    @Test func theStoreMatchesHostsPathsAndSchemes() {
+        let store = CookieStore()
+        store.store(
+            setCookieFields: ["host=1; Path=/", "dom=2; Domain=example.test; Path=/", "sec=3; Secure; Path=/"],
+            for: url
+        )
+        store.store(setCookieFields: ["docs=4; Path=/docs"], for: url)
+        func names(_ text: String) -> [String] { store.cookies(for: URL(string: text)!).map(\.name) }  // safe: test literals
+        #expect(names("https://www.example.test/docs/x") == ["docs", "dom", "host", "sec"])
+        #expect(names("http://www.example.test/") == ["dom", "host"], "Secure cookies only over https")
+        #expect(names("https://example.test/") == ["dom"], "host-only cookies stay on their host")
+        #expect(names("https://a.www.example.test/") == ["dom"])
+        #expect(names("https://www.example.test/docsx") == ["dom", "host", "sec"], "/docs does not cover /docsx")
+        #expect(names("https://badexample.test/").isEmpty)
+        #expect(
+            store.cookieHeader(for: URL(string: "https://www.example.test/docs")!) == "docs=4; dom=2; host=1; sec=3"
+        )  // safe: literal
+        store.store(setCookieFields: ["dom=gone; Domain=example.test; Path=/; Max-Age=0"], for: url)
+        #expect(names("https://example.test/").isEmpty, "Max-Age=0 deletes")
+        store.store(setCookieFields: ["host=updated; Path=/"], for: url)
+        #expect(store.cookies(for: url).first { $0.name == "host" }?.value == "updated")
+    }
+
+    @Test func aDomainKeepsItsFiftyNewestCookies() {
+        let store = CookieStore()
+        for index in 0..<60 { store.store(setCookieFields: ["c\(index)=\(index); Path=/"], for: url) }
+        let kept = store.cookies(for: url).map(\.name)
+        #expect(kept.count == CookieStore.maximumPerDomain)
+        #expect(!kept.contains("c0") && kept.contains("c59"))
+    }
+
+    @Test func netscapeFilesRoundTrip() throws {
+        let store = CookieStore()
+        store.store(
+            setCookieFields: ["a=1; Domain=example.test; Path=/; Secure; Max-Age=3600", "b=2; HttpOnly", "c=3"],
+            for: url
+        )
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("jar-\(UUID().uuidString).txt")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try store.save(netscapeFile: file)
+        let text = try String(contentsOf: file, encoding: .utf8)
+        #expect(text.hasPrefix("# Netscape HTTP Cookie File"))
+        #expect(text.contains(".example.test\tTRUE\t/\tTRUE\t"))
+        #expect(text.contains("#HttpOnly_www.example.test\tFALSE\t/docs\tFALSE\t0\tb\t2"))
+        let loaded = CookieStore()
+        try loaded.load(netscapeFile: file)
+        #expect(Set(loaded.allCookies.map(\.name)) == ["a", "b", "c"])
+        #expect(loaded.cookieHeader(for: URL(string: "https://www.example.test/docs/")!) != nil)  // safe: literal
+        let broken = FileManager.default.temporaryDirectory.appendingPathComponent("broken-\(UUID().uuidString).txt")
+        defer { try? FileManager.default.removeItem(at: broken) }
+        try Data("example.test\tTRUE\t/\n".utf8).write(to: broken)
+        let error = #expect(throws: SesameError.self) { try CookieStore().load(netscapeFile: broken) }
+        #expect(error?.code == .cookieJarInvalid)
+        #expect(error?.detail.contains(":1:") == true)
+    }
+
+    @Test func sessionsKeepAndSendCookiesButNeverToAnotherHost() async throws {
+        var server = LocalServer.Configuration.plainHTTP
+        server.handler = { request in
+            if request.target == "/login" {
+                return .text(
+                    "ok",
+                    headers: [("Set-Cookie", "session=abc; Path=/; HttpOnly"), ("Set-Cookie", "theme=dark")]
+                )
+            }
+            return .text("cookie=\(request.headers["Cookie"] ?? "none")")
+        }
+        let origin = try LocalServer(server)
+        defer { origin.shutdown() }
+        var configuration = SessionConfiguration.default
+        configuration.cookieStore = CookieStore()
+        configuration.proxy = .none
+        let session = Session(configuration: configuration)
+        let base = "http://localhost:\(origin.port)"
+        _ = try await session.data(from: URL(string: base + "/login")!)
+        let (same, _) = try await session.data(from: URL(string: base + "/me")!)
+        #expect(String(decoding: same, as: UTF8.self) == "cookie=session=abc; theme=dark")
+        let (other, _) = try await session.data(from: URL(string: "http://127.0.0.1:\(origin.port)/me")!)
+        #expect(String(decoding: other, as: UTF8.self) == "cookie=none", "127.0.0.1 is another host than localhost")
+        var optOut = HTTPRequest(url: URL(string: base + "/me")!)
+        optOut.handlesCookies = false
+        let (none, _) = try await session.data(for: optOut)
+        #expect(String(decoding: none, as: UTF8.self) == "cookie=none")
+    }
+}
