@@ -50,6 +50,15 @@ static CURL *make(const char *url, const char *cafile, int fresh, long long *byt
         curl_easy_setopt(easy, CURLOPT_HTTPAUTH, digest ? CURLAUTH_DIGEST : CURLAUTH_BASIC);
         curl_easy_setopt(easy, CURLOPT_USERPWD, strchr(auth, ':') + 1);
     }
+    // SESAME_BENCH_UPLOAD=FILE: POST it as the multipart field "file" (streamed by libcurl).
+    const char *upload = getenv("SESAME_BENCH_UPLOAD");
+    if (upload) {
+        curl_mime *mime = curl_mime_init(easy);  // freed with the process; one per handle
+        curl_mimepart *part = curl_mime_addpart(mime);
+        curl_mime_name(part, "file");
+        curl_mime_filedata(part, upload);
+        curl_easy_setopt(easy, CURLOPT_MIMEPOST, mime);
+    }
     if (fresh) {
         curl_easy_setopt(easy, CURLOPT_FRESH_CONNECT, 1L);
         curl_easy_setopt(easy, CURLOPT_FORBID_REUSE, 1L);

@@ -154,6 +154,8 @@ public final class NginxServer: Sendable {
                         location = /to-other-port { return 307 http://localhost:\(http)/echo; }
                         location = /to-https { return 307 https://localhost:\(https)/echo; }
                         location = /missing-page { return 404; }
+                        # Any body, of any size, read and thrown away (upload benchmarks).
+                        location = /upload { client_max_body_size 0; return 200 "uploaded\n"; }
                         # auth_basic runs in the access phase, after `return`: answer through a
                         # named location so the check happens.
                         location /basic/ {

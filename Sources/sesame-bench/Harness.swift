@@ -20,6 +20,8 @@ struct Harness {
         var auth: String? = nil
         /// Digest runs against Apache (nginx has no Digest module), over http.
         var onApache = false
+        /// POSTs a 1 GiB sparse file as a multipart form field instead of a GET.
+        var uploadsFile = false
     }
 
     enum Client: String, CaseIterable {
@@ -95,6 +97,15 @@ struct Harness {
             auth: "digest:user:passwd",
             onApache: true
         ),
+        Workload(
+            name: "multipart upload of a 1 GiB sparse file ×1",
+            mode: "keepalive",
+            count: 1,
+            path: "/upload",
+            concurrency: 1,
+            systemStore: false,
+            uploadsFile: true
+        ),
     ]
 
     func run() async throws -> String {
@@ -111,6 +122,13 @@ struct Harness {
         let combined = scratch.appendingPathComponent("system-plus-root.pem").path
         try (systemBundle + Data(pki.root.certificatePEM.utf8)).write(to: URL(fileURLWithPath: combined))
         let driver = try buildDriver(in: scratch)
+        // A sparse file: 1 GiB long, no disk blocks; memory use shows whether a client streams it.
+        let sparse = scratch.appendingPathComponent("sparse-1GiB.bin").path
+        guard FileManager.default.createFile(atPath: sparse, contents: nil),
+            let handle = FileHandle(forWritingAtPath: sparse)
+        else { throw BenchmarkError("cannot create \(sparse)") }
+        try handle.truncate(atOffset: 1 << 30)
+        try handle.close()
         let me = URL(fileURLWithPath: CommandLine.arguments[0]).path
         FileHandle.standardError.write(
             Data("sesame-bench: nginx on 127.0.0.1:\(nginx.httpsPort), \(repetitions) repetitions\n".utf8)
@@ -136,16 +154,30 @@ struct Harness {
                             "--worker", workload.mode, String(workload.count), url, root, String(workload.concurrency),
                         ]
                         if workload.systemStore { arguments.append("--system") }
-                        sample = try measureReporting(driver, [me] + arguments, auth: workload.auth, in: scratch)
+                        sample = try measureReporting(
+                            driver,
+                            [me] + arguments,
+                            auth: workload.auth,
+                            upload: workload.uploadsFile ? sparse : nil,
+                            in: scratch
+                        )
                     case .libcurl:
                         sample = try measureReporting(
                             driver,
                             [driver, workload.mode, String(workload.count), url, ca, String(workload.concurrency)],
                             auth: workload.auth,
+                            upload: workload.uploadsFile ? sparse : nil,
                             in: scratch
                         )
                     case .curl:
-                        sample = try measureCurl(workload, url: url, ca: ca, driver: driver, in: scratch)
+                        sample = try measureCurl(
+                            workload,
+                            url: url,
+                            ca: ca,
+                            driver: driver,
+                            upload: workload.uploadsFile ? sparse : nil,
+                            in: scratch
+                        )
                     }
                     try await Task.sleep(for: .milliseconds(200))  // logs are written after the response
                     sample.roundTrips = Double(served() - before) / Double(workload.count)
@@ -186,13 +218,17 @@ struct Harness {
         _ driver: String,
         _ command: [String],
         auth: String?,
+        upload: String?,
         in directory: URL
     ) throws -> Sample {
         let out = directory.appendingPathComponent("out-\(UUID().uuidString)").path
+        var environment = ["PATH": "/usr/bin:/bin"]
+        if let auth { environment["SESAME_BENCH_AUTH"] = auth }
+        if let upload { environment["SESAME_BENCH_UPLOAD"] = upload }
         let child = try ChildProcess(
             executable: driver,
             arguments: ["spawn"] + command,
-            environment: ["PATH": "/usr/bin:/bin"].merging(auth.map { ["SESAME_BENCH_AUTH": $0] } ?? [:]) { a, _ in a },
+            environment: environment,
             logPath: out,
             errorPath: out + ".err"
         )
@@ -221,11 +257,13 @@ struct Harness {
         url: String,
         ca: String,
         driver: String,
+        upload: String?,
         in directory: URL
     ) throws
         -> Sample
     {
         var arguments = ["-s", "-S", "--fail", "--compressed", "--cacert", ca, "--capath", "/nonexistent"]
+        if let upload { arguments += ["-F", "file=@\(upload)"] }
         if workload.mode == "newconn" { arguments += ["-H", "Connection: close", "--no-sessionid"] }
         if let auth = workload.auth {
             let parts = auth.split(separator: ":", maxSplits: 1).map(String.init)

@@ -37,6 +37,12 @@ enum Worker {
             }
             let session = Session(configuration: configuration, delegate: delegate)
             var template = HTTPRequest(url: url)
+            // SESAME_BENCH_UPLOAD=FILE: POST it as the multipart field "file", streamed from disk.
+            if let upload = ProcessInfo.processInfo.environment["SESAME_BENCH_UPLOAD"] {
+                template = try HTTPRequestSerializer().multipartRequest(url: url) { form in
+                    try form.appendFile(at: URL(fileURLWithPath: upload), name: "file")
+                }
+            }
             if mode == "newconn" { template.headers.add(name: "Connection", value: "close") }
             let request = template
             let startWall = ContinuousClock.now
