@@ -311,7 +311,12 @@ struct Harness {
                 let ratio = client == .sesame ? String(format: "%.2f", rate(.sesame) / max(rate(.libcurl), 0.001)) : ""
                 lines.append(
                     "| \(workload.name) | \(client.rawValue) | "
-                        + String(format: "%.0f (%.0f–%.0f)", median(rates), rates.min() ?? 0, rates.max() ?? 0)
+                        + String(
+                            format: median(rates) < 10 ? "%.2f (%.2f–%.2f)" : "%.0f (%.0f–%.0f)",
+                            median(rates),
+                            rates.min() ?? 0,
+                            rates.max() ?? 0
+                        )
                         + " | " + String(format: "%.0f", cpu) + " | " + String(format: "%.1f", rss) + " | "
                         + String(format: "%.3f", median(samples.map(\.roundTrips))) + " | \(ratio) |"
                 )
