@@ -46,7 +46,10 @@ import Testing
             parameters: ["user": ["id": 7, "tags": ["x"]], "ok": true]
         )
         let (value, _) = try await session.data(for: json, serializer: JSONResponseSerializer())
-        #expect(value["json"] == .object(["user": .object(["id": .integer(7), "tags": .array([.string("x")])]), "ok": .bool(true)]))
+        #expect(
+            value["json"]
+                == .object(["user": .object(["id": .integer(7), "tags": .array([.string("x")])]), "ok": .bool(true)])
+        )
 
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("note-\(UUID().uuidString).txt")
         try Data("file contents\n".utf8).write(to: file)
@@ -59,7 +62,11 @@ import Testing
         #expect(uploaded["form"]?["field"] == .string("value"))
         #expect(uploaded["files"]?["upload"] == .string("file contents\n"))
 
-        let status = try serializer.request(method: "GET", url: URL(string: httpbin.baseURL + "/status/418")!, parameters: nil)
+        let status = try serializer.request(
+            method: "GET",
+            url: URL(string: httpbin.baseURL + "/status/418")!,
+            parameters: nil
+        )
         let error = await #expect(throws: ResponseSerializationError.self) {
             _ = try await session.data(for: status, serializer: DataResponseSerializer())
         }
@@ -90,14 +97,21 @@ import Testing
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
 
-        let form = try await runSesame(["--data-urlencode", "name=Ada L&co", "--data-urlencode", "lang=中文", httpbin.baseURL + "/post"])
+        let form = try await runSesame([
+            "--data-urlencode", "name=Ada L&co", "--data-urlencode", "lang=中文", httpbin.baseURL + "/post",
+        ])
         #expect(form.status == 0, "\(form.stderr)")
         #expect(form.stdout.contains(#""name": "Ada L&co""#), "\(form.stdout)")
-        #expect(form.stdout.contains(#""lang": "\u4e2d\u6587""#) || form.stdout.contains(#""lang": "中文""#), "\(form.stdout)")
+        #expect(
+            form.stdout.contains(#""lang": "\u4e2d\u6587""#) || form.stdout.contains(#""lang": "中文""#),
+            "\(form.stdout)"
+        )
 
         let upload = directory.appendingPathComponent("up.txt")
         try Data("uploaded bytes".utf8).write(to: upload)
-        let multipart = try await runSesame(["-F", "field=v", "-F", "doc=@\(upload.path);type=text/plain", httpbin.baseURL + "/post"])
+        let multipart = try await runSesame([
+            "-F", "field=v", "-F", "doc=@\(upload.path);type=text/plain", httpbin.baseURL + "/post",
+        ])
         #expect(multipart.status == 0, "\(multipart.stderr)")
         #expect(multipart.stdout.contains(#""doc": "uploaded bytes""#), "\(multipart.stdout)")
         #expect(multipart.stdout.contains(#""field": "v""#))
@@ -134,12 +148,16 @@ import Testing
         let origin = try LocalServer(server)
         defer { origin.shutdown() }
         let url = "http://127.0.0.1:\(origin.port)/greet"
-        let decoded = try await runSesame(["--charset", "GB18030", "--data-urlencode", "name=张三", "--decode-charset", "auto", url])
+        let decoded = try await runSesame([
+            "--charset", "GB18030", "--data-urlencode", "name=张三", "--decode-charset", "auto", url,
+        ])
         #expect(decoded.status == 0, "\(decoded.stderr)")
         #expect(decoded.stdout == "你好，张三")
         let raw = try await runSesame(["--charset", "GB18030", "--data-urlencode", "name=张三", url])
         #expect(Array(raw.stdout.utf8) != Array("你好，张三".utf8), "without --decode-charset the bytes are as sent")
-        let wrong = try await runSesame(["--charset", "GB18030", "--data-urlencode", "name=张三", "--decode-charset", "UTF-8", url])
+        let wrong = try await runSesame([
+            "--charset", "GB18030", "--data-urlencode", "name=张三", "--decode-charset", "UTF-8", url,
+        ])
         #expect(wrong.status == 1)
         #expect(wrong.stderr.contains("not valid UTF-8"), "\(wrong.stderr)")
         let unknown = try await runSesame(["--charset", "klingon", "-d", "a", url])

@@ -55,7 +55,9 @@ import Testing
             for: url
         )
         store.store(setCookieFields: ["docs=4; Path=/docs"], for: url)
-        func names(_ text: String) -> [String] { store.cookies(for: URL(string: text)!).map(\.name) }  // safe: test literals
+        func names(_ text: String) -> [String] {
+            store.cookies(for: URL(string: text)!).map(\.name)  // safe: test literals
+        }
         #expect(names("https://www.example.test/docs/x") == ["docs", "dom", "host", "sec"])
         #expect(names("http://www.example.test/") == ["dom", "host"], "Secure cookies only over https")
         #expect(names("https://example.test/") == ["dom"], "host-only cookies stay on their host")

@@ -7,7 +7,8 @@ import Testing
     func response(_ status: Int = 200, type: String? = "application/json") -> HTTPResponse {
         var headers = HTTPHeaders()
         if let type { headers.add(name: "Content-Type", value: type) }
-        return HTTPResponse(status: status, reason: "R", headers: headers, url: URL(string: "https://x.test/")!)  // safe: literal
+        let url = URL(string: "https://x.test/")!  // safe: literal
+        return HTTPResponse(status: status, reason: "R", headers: headers, url: url)
     }
 
     struct User: Decodable, Sendable, Equatable {

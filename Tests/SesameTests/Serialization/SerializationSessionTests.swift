@@ -16,9 +16,15 @@ import Testing
     }
 
     struct Reply: Decodable, Sendable, Equatable {
-        let 结果: String
-        let 城市: [String]
+        let result: String
+        let cities: [String]
         let count: Int
+
+        enum CodingKeys: String, CodingKey {
+            case result = "结果"
+            case cities = "城市"
+            case count
+        }
     }
 
     /// Seed 003: a GB18030 form posted over HTTPS to a server trusted through a private anchor,
@@ -56,7 +62,7 @@ import Testing
             serializer: DecodableResponseSerializer(Reply.self, overridingEncoding: .gb18030)
         )
         #expect(response.status == 200)
-        #expect(reply == Reply(结果: "成功", 城市: ["北京", "上海"], count: 2))
+        #expect(reply == Reply(result: "成功", cities: ["北京", "上海"], count: 2))
         #expect(origin.requests.last?.body == expectedBody, "the form arrived byte-exact")
         // The same answer read as UTF-8 is an error, not garbage.
         let error = await #expect(throws: ResponseSerializationError.self) {
