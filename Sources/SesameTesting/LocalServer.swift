@@ -31,6 +31,8 @@ public final class LocalServer: Sendable {
         public var applicationProtocols: [String] = []
         /// A DER OCSP response stapled to every handshake whose client asks for one (RFC 6066).
         public var stapledOCSPResponse: Data? = nil
+        /// The port to listen on; 0 (the default) lets the system choose a free one.
+        public var port = 0
         /// Listen on `::1` instead of `127.0.0.1`.
         public var useIPv6 = false
         /// Sends `100 Continue` to a request with `Expect: 100-continue` before reading its body.
@@ -109,6 +111,7 @@ public final class LocalServer: Sendable {
             var address = sockaddr_in6()
             address.sin6_family = sa_family_t(AF_INET6)
             address.sin6_addr = in6addr_loopback
+            address.sin6_port = in_port_t(UInt16(clamping: configuration.port).bigEndian)
             bound = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                     bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
@@ -118,6 +121,7 @@ public final class LocalServer: Sendable {
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = in_port_t(UInt16(clamping: configuration.port).bigEndian)
             bound = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                     bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))

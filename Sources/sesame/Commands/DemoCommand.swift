@@ -11,6 +11,18 @@ enum DemoCommand {
     }
 
     static let steps: [Step] = [
+        Step(name: "basic", summary: "HTTP Basic answered by the seeds' Listing 4-1, then sent preemptively") {
+            try await DemoChallengeSteps.basic($0)
+        },
+        Step(name: "digest", summary: "Digest SHA-256 chosen over Basic, rspauth checked, reused with nc+1") {
+            try await DemoChallengeSteps.digest($0)
+        },
+        Step(
+            name: "wrong-password",
+            summary: "a wrong password is tried at most three times, then the 401 is delivered"
+        ) {
+            try await DemoMoreSteps.wrongPassword($0)
+        },
         Step(name: "server-trust", summary: "a server-trust decision made asynchronously while the handshake waits") {
             try await DemoSteps.serverTrust($0)
         },
@@ -23,20 +35,20 @@ enum DemoCommand {
         ) {
             try await DemoSteps.bundledCertificate($0)
         },
+        Step(name: "pinning", summary: "a public-key pin set passes, then refuses a rotated key and reports it") {
+            try await DemoChallengeSteps.pinning($0)
+        },
         Step(name: "client-certificate", summary: "a client certificate from PKCS#12 answers the server's request") {
-            try await DemoSteps.clientCertificate($0)
+            try await DemoMoreSteps.clientCertificate($0)
+        },
+        Step(name: "proxy", summary: "an authenticating HTTPS proxy: 407 answered, CONNECT, TLS inside TLS") {
+            try await DemoMoreSteps.proxy($0)
+        },
+        Step(name: "permanent", summary: "a permanent credential stored in a file and reused by a later run") {
+            try await DemoMoreSteps.permanent($0)
         },
         Step(name: "resumption", summary: "a resumed TLS session still goes through the trust decision") {
             try await DemoSteps.resumption($0)
-        },
-        Step(name: "basic", summary: "HTTP Basic answered by the seeds' Listing 4-1, then sent preemptively") {
-            try await DemoChallengeSteps.basic($0)
-        },
-        Step(name: "digest", summary: "Digest SHA-256 chosen over Basic, rspauth checked, reused with nc+1") {
-            try await DemoChallengeSteps.digest($0)
-        },
-        Step(name: "pinning", summary: "a public-key pin set passes, then refuses a rotated key and reports it") {
-            try await DemoChallengeSteps.pinning($0)
         },
     ]
 

@@ -74,33 +74,6 @@ enum DemoSteps {
         try expect(body.hasPrefix("hello"), "unexpected response \(body)")
     }
 
-    static func clientCertificate(_ demo: DemoContext) async throws {
-        var configuration = LocalServer.Configuration(identity: try demo.pki.leaf())
-        configuration.clientAuthentication = .required(trusting: [demo.pki.clientCA.certificate])
-        let server = try LocalServer(configuration)
-        defer { server.shutdown() }
-        let p12Path = demo.directory.appendingPathComponent("client.p12").path
-        try demo.pki.clientCertificate(commonName: "demo-client").pkcs12(password: "demo-pass")
-            .write(to: URL(fileURLWithPath: p12Path))
-        let identity = try Identity.load(pkcs12File: p12Path, password: "demo-pass")
-        demo.say("loaded \(identity) from PKCS#12")
-        let hooks = TLSHandshakeHooks(clientCertificate: { request in
-            demo.say(
-                "challenge: client certificate; the server accepts issuers \(request.acceptableIssuers.map(\.description))"
-            )
-            return identity
-        })
-        let connection = try await Connection.connect(
-            host: "localhost",
-            port: server.port,
-            tls: demo.privateAnchorConfiguration,
-            hooks: hooks
-        )
-        let body = try await request(connection)
-        demo.say("server saw: \(body.split(separator: "\n").dropFirst().first ?? "")")
-        try expect(body.contains("CN=demo-client"), "the server did not see the client certificate: \(body)")
-    }
-
     static func resumption(_ demo: DemoContext) async throws {
         let server = try LocalServer(.init(identity: try demo.pki.leaf()))
         defer { server.shutdown() }
