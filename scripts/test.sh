@@ -2,8 +2,8 @@
 # Sesame's whole test run, as CI runs it (.ci/run calls this script). Installs what the tests need,
 # then: format lint, a strict build (warnings are errors, explicit Sendable), every test (unit and
 # loopback integration against our servers, nginx, Apache, httpbin and `openssl s_server`), the
-# tests again under ThreadSanitizer and AddressSanitizer/LeakSanitizer, and a bounded libFuzzer run
-# over the challenge parser.
+# the DocC documentation, the tests again under ThreadSanitizer and AddressSanitizer/LeakSanitizer,
+# and a bounded libFuzzer run over the challenge parser.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,6 +17,9 @@ swift build --build-tests \
     -Xswiftc -warnings-as-errors \
     -Xswiftc -require-explicit-sendable \
     --explicit-target-dependency-import-check error
+
+echo "== documentation (DocC, warnings are errors)"
+scripts/docs.sh
 
 echo "== tests under ThreadSanitizer"
 swift test --sanitize=thread

@@ -113,8 +113,12 @@ public final class Session: Sendable {
 
     /// Downloads the body of `request` into `destination`, which appears only when the download
     /// completed (written to a temporary file beside it, then renamed).
-    /// - Parameter progress: called with (bytes received, expected total) as the body arrives, on
-    ///   Sesame's event-loop thread: it must return quickly and must not block.
+    /// - Parameters:
+    ///   - request: the request to send.
+    ///   - destination: the file to create (replaced if it exists).
+    ///   - delegate: asked before the session's delegate.
+    ///   - progress: called with (bytes received, expected total) as the body arrives, on
+    ///     Sesame's event-loop thread: it must return quickly and must not block.
     public func download(
         for request: HTTPRequest,
         to destination: URL,

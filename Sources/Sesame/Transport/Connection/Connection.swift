@@ -15,7 +15,7 @@ import Synchronization
 /// goes through the trust decision again on its stored chain.
 ///
 /// TLS runs over memory BIOs: OpenSSL never touches the socket, which makes back-pressure explicit.
-/// ``read(maxLength:)`` reads from the socket only while a read is waiting; ``write(_:)`` returns
+/// ``read(maxLength:timeout:)`` reads from the socket only while a read is waiting; ``write(_:)`` returns
 /// when the bytes were handed to the kernel.
 public final class Connection: @unchecked Sendable {
     // @unchecked: every `var` below is touched only on `loop` (each entry point hops there and the
