@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sesame's whole test run, as CI runs it (.ci/run calls this script). Installs what the tests need,
 # then: format lint, a strict build (warnings are errors, explicit Sendable), every test (unit and
-# loopback integration against our servers, nginx, Apache, httpbin and `openssl s_server`), the
+# loopback integration against our servers, nginx, Apache, squid, httpbin and `openssl s_server`),
 # the DocC documentation, the tests again under ThreadSanitizer and AddressSanitizer/LeakSanitizer,
 # and a bounded libFuzzer run over the challenge parser.
 set -euo pipefail
