@@ -50,6 +50,21 @@ static CURL *make(const char *url, const char *cafile, int fresh, long long *byt
         curl_easy_setopt(easy, CURLOPT_HTTPAUTH, digest ? CURLAUTH_DIGEST : CURLAUTH_BASIC);
         curl_easy_setopt(easy, CURLOPT_USERPWD, strchr(auth, ':') + 1);
     }
+    // SESAME_BENCH_PIN=sha256//BASE64: the server's public key must match (CURLOPT_PINNEDPUBLICKEY).
+    const char *pin = getenv("SESAME_BENCH_PIN");
+    if (pin) curl_easy_setopt(easy, CURLOPT_PINNEDPUBLICKEY, pin);
+    // SESAME_BENCH_CERT / SESAME_BENCH_KEY: a client certificate and key (PEM).
+    const char *cert = getenv("SESAME_BENCH_CERT"), *key = getenv("SESAME_BENCH_KEY");
+    if (cert && key) {
+        curl_easy_setopt(easy, CURLOPT_SSLCERT, cert);
+        curl_easy_setopt(easy, CURLOPT_SSLKEY, key);
+    }
+    // SESAME_BENCH_PROXY=http://USER:PASSWORD@HOST:PORT: through that proxy, any scheme it offers.
+    const char *proxy = getenv("SESAME_BENCH_PROXY");
+    if (proxy) {
+        curl_easy_setopt(easy, CURLOPT_PROXY, proxy);
+        curl_easy_setopt(easy, CURLOPT_PROXYAUTH, CURLAUTH_ANY);
+    }
     // SESAME_BENCH_UPLOAD=FILE: POST it as the multipart field "file" (streamed by libcurl).
     const char *upload = getenv("SESAME_BENCH_UPLOAD");
     if (upload) {

@@ -22,6 +22,52 @@ struct Harness {
         var onApache = false
         /// POSTs a 1 GiB sparse file as a multipart form field instead of a GET.
         var uploadsFile = false
+        /// Requires the server's public key to match a pin.
+        var pinned = false
+        /// Presents a client certificate to nginx's mutual-TLS port.
+        var mutualTLS = false
+        /// Goes through squid (Basic proxy authentication, a CONNECT tunnel).
+        var throughProxy = false
+        var flags: Flags { Flags(upload: uploadsFile, pinned: pinned, mutualTLS: mutualTLS, proxy: throughProxy) }
+    }
+
+    struct Flags {
+        let upload: Bool
+        let pinned: Bool
+        let mutualTLS: Bool
+        let proxy: Bool
+    }
+
+    /// Where a workload's extras come from in this run.
+    struct Extras {
+        let sparseFile: String
+        let pin: String
+        let clientCertificate: String
+        let clientKey: String
+        let proxy: String
+
+        /// The environment switches of the Sesame worker and the libcurl driver.
+        func environment(_ flags: Flags) -> [String: String] {
+            var environment: [String: String] = [:]
+            if flags.upload { environment["SESAME_BENCH_UPLOAD"] = sparseFile }
+            if flags.pinned { environment["SESAME_BENCH_PIN"] = pin }
+            if flags.mutualTLS {
+                environment["SESAME_BENCH_CERT"] = clientCertificate
+                environment["SESAME_BENCH_KEY"] = clientKey
+            }
+            if flags.proxy { environment["SESAME_BENCH_PROXY"] = proxy }
+            return environment
+        }
+
+        /// The same for the curl CLI.
+        func curlArguments(_ flags: Flags) -> [String] {
+            var arguments: [String] = []
+            if flags.upload { arguments += ["-F", "file=@\(sparseFile)"] }
+            if flags.pinned { arguments += ["--pinnedpubkey", pin] }
+            if flags.mutualTLS { arguments += ["--cert", clientCertificate, "--key", clientKey] }
+            if flags.proxy { arguments += ["-x", proxy, "--proxy-anyauth"] }
+            return arguments
+        }
     }
 
     enum Client: String, CaseIterable {
@@ -106,6 +152,33 @@ struct Harness {
             systemStore: false,
             uploadsFile: true
         ),
+        Workload(
+            name: "pinned public key, GET ×2000",
+            mode: "keepalive",
+            count: 2000,
+            path: "/small.txt",
+            concurrency: 1,
+            systemStore: false,
+            pinned: true
+        ),
+        Workload(
+            name: "client certificate (mTLS), new connection ×200",
+            mode: "newconn",
+            count: 200,
+            path: "/",
+            concurrency: 1,
+            systemStore: false,
+            mutualTLS: true
+        ),
+        Workload(
+            name: "through squid (Basic, CONNECT), GET ×2000",
+            mode: "keepalive",
+            count: 2000,
+            path: "/small.txt",
+            concurrency: 1,
+            systemStore: false,
+            throughProxy: true
+        ),
     ]
 
     func run() async throws -> String {
@@ -129,6 +202,19 @@ struct Harness {
         else { throw BenchmarkError("cannot create \(sparse)") }
         try handle.truncate(atOffset: 1 << 30)
         try handle.close()
+        let squid = try await SquidProxy(scheme: .basic)
+        defer { squid.stop() }
+        let client = try pki.clientCertificate(commonName: "bench-client")
+        let (clientCertificate, clientKey) = try client.write(to: scratch, name: "bench-client")
+        let serverLeaf = try Certificate.load(contentsOf: scratch.appendingPathComponent("server.pem").path)
+        guard let leafKey = serverLeaf.first?.publicKey else { throw BenchmarkError("no server certificate to pin") }
+        let extras = Extras(
+            sparseFile: sparse,
+            pin: "sha256//" + leafKey.sha256Pin,  // the leaf's key: what curl's --pinnedpubkey checks
+            clientCertificate: clientCertificate,
+            clientKey: clientKey,
+            proxy: "http://puser:ppass@127.0.0.1:\(squid.port)"
+        )
         let me = URL(fileURLWithPath: CommandLine.arguments[0]).path
         FileHandle.standardError.write(
             Data("sesame-bench: nginx on 127.0.0.1:\(nginx.httpsPort), \(repetitions) repetitions\n".utf8)
@@ -136,9 +222,10 @@ struct Harness {
 
         var results: [String: [Client: [Sample]]] = [:]
         for workload in Self.workloads where only.map({ workload.name.contains($0) }) ?? true {
+            let port = workload.mutualTLS ? nginx.trustCasePorts["client-certificate"] ?? 0 : nginx.httpsPort
             let url =
                 workload.onApache
-                ? "\(apache.baseURL)\(workload.path)" : "https://localhost:\(nginx.httpsPort)\(workload.path)"
+                ? "\(apache.baseURL)\(workload.path)" : "https://localhost:\(port)\(workload.path)"
             let ca = workload.systemStore ? combined : root
             // Requests the server saw: round trips per request come from its access log.
             let served = {
@@ -158,7 +245,7 @@ struct Harness {
                             driver,
                             [me] + arguments,
                             auth: workload.auth,
-                            upload: workload.uploadsFile ? sparse : nil,
+                            extra: extras.environment(workload.flags),
                             in: scratch
                         )
                     case .libcurl:
@@ -166,7 +253,7 @@ struct Harness {
                             driver,
                             [driver, workload.mode, String(workload.count), url, ca, String(workload.concurrency)],
                             auth: workload.auth,
-                            upload: workload.uploadsFile ? sparse : nil,
+                            extra: extras.environment(workload.flags),
                             in: scratch
                         )
                     case .curl:
@@ -175,7 +262,7 @@ struct Harness {
                             url: url,
                             ca: ca,
                             driver: driver,
-                            upload: workload.uploadsFile ? sparse : nil,
+                            extra: extras.curlArguments(workload.flags),
                             in: scratch
                         )
                     }
@@ -218,13 +305,12 @@ struct Harness {
         _ driver: String,
         _ command: [String],
         auth: String?,
-        upload: String?,
+        extra: [String: String],
         in directory: URL
     ) throws -> Sample {
         let out = directory.appendingPathComponent("out-\(UUID().uuidString)").path
-        var environment = ["PATH": "/usr/bin:/bin"]
+        var environment = ["PATH": "/usr/bin:/bin"].merging(extra) { _, new in new }
         if let auth { environment["SESAME_BENCH_AUTH"] = auth }
-        if let upload { environment["SESAME_BENCH_UPLOAD"] = upload }
         let child = try ChildProcess(
             executable: driver,
             arguments: ["spawn"] + command,
@@ -257,13 +343,12 @@ struct Harness {
         url: String,
         ca: String,
         driver: String,
-        upload: String?,
+        extra: [String],
         in directory: URL
     ) throws
         -> Sample
     {
-        var arguments = ["-s", "-S", "--fail", "--compressed", "--cacert", ca, "--capath", "/nonexistent"]
-        if let upload { arguments += ["-F", "file=@\(upload)"] }
+        var arguments = ["-s", "-S", "--fail", "--compressed", "--cacert", ca, "--capath", "/nonexistent"] + extra
         if workload.mode == "newconn" { arguments += ["-H", "Connection: close", "--no-sessionid"] }
         if let auth = workload.auth {
             let parts = auth.split(separator: ":", maxSplits: 1).map(String.init)

@@ -26,6 +26,21 @@ enum Worker {
                 configuration.tls.sessionResumption = false
             }
             configuration.credentialStorage = nil
+            configuration.proxy = .none
+            let environment = ProcessInfo.processInfo.environment
+            // The same switches as the libcurl driver's.
+            if let pin = environment["SESAME_BENCH_PIN"] {
+                configuration.securityPolicy = nil
+                configuration.serverTrustManager = ServerTrustManager(
+                    allHostsMustBeEvaluated: false,
+                    evaluators: [:],
+                    defaultEvaluator: try PublicKeyPinsTrustEvaluator(pins: [pin])
+                )
+            }
+            if let certificate = environment["SESAME_BENCH_CERT"], let key = environment["SESAME_BENCH_KEY"] {
+                configuration.clientIdentities = ["*": try Identity.load(certificateFile: certificate, keyFile: key)]
+            }
+            if let proxy = environment["SESAME_BENCH_PROXY"] { configuration.proxy = ProxyConfiguration(proxy: proxy) }
             var delegate: (any SessionTaskDelegate)? = nil
             // SESAME_BENCH_AUTH=basic:USER:PASSWORD or digest:USER:PASSWORD, as for the libcurl driver.
             if let auth = ProcessInfo.processInfo.environment["SESAME_BENCH_AUTH"] {
