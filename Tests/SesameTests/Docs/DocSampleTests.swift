@@ -8,9 +8,10 @@ import Testing
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
 
-    /// Whitespace and trailing commas (which the formatter adds) do not count.
+    /// Whitespace, trailing commas (which the formatter adds) and imports do not count.
     static func normalized(_ code: String) -> String {
-        var text = code.filter { !$0.isWhitespace }
+        let lines = code.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.hasPrefix("import ") }
+        var text = lines.joined(separator: "\n").filter { !$0.isWhitespace }
         text = text.replacingOccurrences(of: ",]", with: "]").replacingOccurrences(of: ",)", with: ")")
         return text
     }
@@ -54,5 +55,20 @@ import Testing
             }
         }
         #expect(count >= 10)
+    }
+
+    @Test func everyReadmeSampleIsCompiled() throws {
+        let compiled = Self.normalized(
+            try String(
+                contentsOf: Self.root.appendingPathComponent("Tests/SesameTests/Docs/DocSamples.swift"),
+                encoding: .utf8
+            )
+        )
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let samples = Self.samples(in: readme)
+        #expect(samples.count >= 4)
+        for sample in samples {
+            #expect(compiled.contains(Self.normalized(sample)), "README.md: sample not in DocSamples.swift:\n\(sample)")
+        }
     }
 }

@@ -120,4 +120,84 @@ enum DocSamples {
             for: space
         )
     }
+
+    // README.md
+    static func readmePorting() throws {
+        final class SeedDelegate: SessionTaskDelegate {
+            let bundled: [Certificate]
+            let identity: Identity
+            init(certificateFile: String, pkcs12File: String, password: String) throws {
+                bundled = try Certificate.load(contentsOf: certificateFile)
+                identity = try Identity.load(pkcs12File: pkcs12File, password: password)
+            }
+
+            func session(
+                _ session: Session,
+                didReceive challenge: AuthenticationChallenge,
+                completionHandler: @escaping @Sendable (Session.AuthChallengeDisposition, Credential?) -> Void
+            ) {
+                let space = challenge.protectionSpace
+                if space.authenticationMethod == .serverTrust, let trust = space.serverTrust,
+                    let leaf = trust.peerChain.first, bundled.contains(leaf)
+                {
+                    completionHandler(.useCredential, Credential(trust: trust))
+                } else if space.authenticationMethod == .clientCertificate {
+                    completionHandler(.useCredential, Credential(identity: identity, persistence: .forSession))
+                } else if space.authenticationMethod == .httpBasic, challenge.previousFailureCount == 0 {
+                    completionHandler(
+                        .useCredential,
+                        Credential(user: "ada", password: "s3cret", persistence: .forSession)
+                    )
+                } else {
+                    completionHandler(.cancelAuthenticationChallenge, nil)
+                }
+            }
+        }
+        _ = SeedDelegate.self
+    }
+
+    static func readmeExample() async throws {
+
+        // Trust a private CA, like SecTrustSetAnchorCertificates with a bundled root.
+        var configuration = SessionConfiguration.default
+        configuration.tls.trustRoots = .anchors(try Certificate.load(contentsOf: "ca.pem"))
+        // Or decide yourself, asynchronously, while the handshake waits:
+        let bundled = try Certificate.load(contentsOf: "server.cer")
+        configuration.handshakeHooks.serverTrust = { request in
+            request.peerChain.first.map(bundled.contains) ?? false
+        }
+        let session = Session(configuration: configuration)
+        let (data, response) = try await session.data(from: URL(string: "https://example.test/")!)
+        print(response.status, data.count)
+    }
+
+    static func readmeChallenges() throws {
+        final class Login: SessionTaskDelegate {
+            func session(
+                _ session: Session,
+                didReceive challenge: AuthenticationChallenge,
+                completionHandler: @escaping @Sendable (Session.AuthChallengeDisposition, Credential?) -> Void
+            ) {
+                guard challenge.previousFailureCount == 0 else {
+                    challenge.sender?.cancel(challenge)
+                    completionHandler(.cancelAuthenticationChallenge, nil)  // the task fails: authenticationCancelled
+                    return
+                }
+                completionHandler(.useCredential, Credential(user: "ada", password: "s3cret", persistence: .forSession))
+            }
+        }
+        let session = Session(configuration: .default, delegate: Login())
+        _ = session
+        let space = ProtectionSpace(
+            host: "api.example",
+            port: 443,
+            protocol: "https",
+            realm: "API",
+            authenticationMethod: .httpBasic
+        )
+        try CredentialStorage.shared.setDefaultCredential(
+            Credential(user: "ada", password: "s3cret", persistence: .permanent),
+            for: space
+        )
+    }
 }

@@ -79,4 +79,65 @@ import Testing
         let (seeded, _) = try await Session(configuration: configuration).data(from: URL(string: origin.baseURL + "/")!)
         #expect(String(decoding: seeded, as: UTF8.self) == "hello")
     }
+
+    // From README.md's "Porting delegate code", verbatim but for the name (the README's is
+    // compiled as written in DocSamples.swift).
+    final class SeedDelegate: SessionTaskDelegate {
+        let bundled: [Certificate]
+        let identity: Identity
+        init(certificateFile: String, pkcs12File: String, password: String) throws {
+            bundled = try Certificate.load(contentsOf: certificateFile)
+            identity = try Identity.load(pkcs12File: pkcs12File, password: password)
+        }
+
+        func session(
+            _ session: Session,
+            didReceive challenge: AuthenticationChallenge,
+            completionHandler: @escaping @Sendable (Session.AuthChallengeDisposition, Credential?) -> Void
+        ) {
+            let space = challenge.protectionSpace
+            if space.authenticationMethod == .serverTrust, let trust = space.serverTrust,
+                let leaf = trust.peerChain.first, bundled.contains(leaf)
+            {
+                completionHandler(.useCredential, Credential(trust: trust))
+            } else if space.authenticationMethod == .clientCertificate {
+                completionHandler(.useCredential, Credential(identity: identity, persistence: .forSession))
+            } else if space.authenticationMethod == .httpBasic, challenge.previousFailureCount == 0 {
+                completionHandler(.useCredential, Credential(user: "ada", password: "s3cret", persistence: .forSession))
+            } else {
+                completionHandler(.cancelAuthenticationChallenge, nil)
+            }
+        }
+    }
+
+    @Test func theReadmePortedSeedDelegateWorks() async throws {
+        let leaf = try sharedPKI.selfSignedLeaf()
+        let gate = BasicAuthGate(realm: "API", users: ["ada": "s3cret"])
+        var server = LocalServer.Configuration(identity: leaf)
+        server.clientAuthentication = .required(trusting: [sharedPKI.clientCA.certificate])
+        server.handler = { request in
+            gate.check(request) ?? .text("hello \(request.clientCertificateSubject ?? "nobody")")
+        }
+        let origin = try LocalServer(server)
+        defer { origin.shutdown() }
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let certificateFile = directory.appendingPathComponent("server.cer")
+        try leaf.certificate.derEncoded.write(to: certificateFile)
+        let p12 = directory.appendingPathComponent("client.p12")
+        try sharedPKI.clientCertificate(commonName: "seed").pkcs12(password: "secret").write(to: p12)
+        let delegate = try SeedDelegate(certificateFile: certificateFile.path, pkcs12File: p12.path, password: "secret")
+        var configuration = SessionConfiguration.default
+        configuration.credentialStorage = CredentialStorage()
+        configuration.proxy = .none
+        let session = Session(configuration: configuration, delegate: delegate)
+        let (data, response) = try await session.data(from: URL(string: origin.baseURL + "/")!)
+        #expect(response.status == 200)
+        #expect(String(decoding: data, as: UTF8.self).contains("CN=seed"))
+        // Another server's certificate is not the bundled one: cancelled, nothing sent.
+        let other = try LocalServer(.init(identity: try sharedPKI.selfSignedLeaf()))
+        defer { other.shutdown() }
+        await #expect(throws: SesameError.self) { _ = try await session.data(from: URL(string: other.baseURL)!) }
+        #expect(other.connections.allSatisfy { $0.applicationBytesReceived == 0 })
+    }
 }
