@@ -71,6 +71,11 @@ enum Worker {
                     }
                     return try await group.reduce(0, +)
                 }
+            } else if environment["SESAME_BENCH_ON_LOOP"] != nil {
+                // The documented fast path: the request loop on the session's event loop.
+                bytes = try await withTaskExecutorPreference(session.eventLoop) {
+                    try await fetch(session, request, times: count)
+                }
             } else {
                 bytes = try await fetch(session, request, times: count)
             }
