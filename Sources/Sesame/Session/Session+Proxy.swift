@@ -4,29 +4,24 @@ extension Session {
     /// Opens a connection for a pool key: straight to the origin, to a forwarding proxy, or
     /// through a `CONNECT` tunnel with TLS to the origin inside it.
     func openConnection(_ origin: Origin, for task: SessionTask?) async throws -> Connection {
+        let peer: (host: String, port: Int, usesTLS: Bool)
         switch origin.route {
         case .direct:
-            return try await Connection.connect(
-                host: origin.host,
-                port: origin.port,
-                tls: origin.isTLS ? configuration.tls : nil,
-                hooks: handshakeHooks,
-                connectTimeout: configuration.connectTimeout,
-                on: loop
-            )
+            peer = (origin.host, origin.port, origin.isTLS)
         case .forward(let proxy):
             // TLS to an HTTPS proxy is trusted like any server: the proxy's name, the session's roots.
-            return try await Connection.connect(
-                host: proxy.host,
-                port: proxy.port,
-                tls: proxy.isTLS ? configuration.tls : nil,
-                hooks: handshakeHooks,
-                connectTimeout: configuration.connectTimeout,
-                on: loop
-            )
+            peer = (proxy.host, proxy.port, proxy.isTLS)
         case .tunnel(let proxy):
             return try await openTunnel(to: origin, through: proxy, for: task)
         }
+        return try await Connection.connect(
+            host: peer.host,
+            port: peer.port,
+            tls: peer.usesTLS ? configuration.tls : nil,
+            hooks: handshakeHooks,
+            connectTimeout: configuration.connectTimeout,
+            on: loop
+        )
     }
 
     /// `CONNECT` through `proxy`, answering its 407s through the same resolver, delegates and

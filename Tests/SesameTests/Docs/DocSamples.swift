@@ -122,40 +122,6 @@ enum DocSamples {
     }
 
     // README.md
-    static func readmePorting() throws {
-        final class SeedDelegate: SessionTaskDelegate {
-            let bundled: [Certificate]
-            let identity: Identity
-            init(certificateFile: String, pkcs12File: String, password: String) throws {
-                bundled = try Certificate.load(contentsOf: certificateFile)
-                identity = try Identity.load(pkcs12File: pkcs12File, password: password)
-            }
-
-            func session(
-                _ session: Session,
-                didReceive challenge: AuthenticationChallenge,
-                completionHandler: @escaping @Sendable (Session.AuthChallengeDisposition, Credential?) -> Void
-            ) {
-                let space = challenge.protectionSpace
-                if space.authenticationMethod == .serverTrust, let trust = space.serverTrust,
-                    let leaf = trust.peerChain.first, bundled.contains(leaf)
-                {
-                    completionHandler(.useCredential, Credential(trust: trust))
-                } else if space.authenticationMethod == .clientCertificate {
-                    completionHandler(.useCredential, Credential(identity: identity, persistence: .forSession))
-                } else if space.authenticationMethod == .httpBasic, challenge.previousFailureCount == 0 {
-                    completionHandler(
-                        .useCredential,
-                        Credential(user: "ada", password: "s3cret", persistence: .forSession)
-                    )
-                } else {
-                    completionHandler(.cancelAuthenticationChallenge, nil)
-                }
-            }
-        }
-        _ = SeedDelegate.self
-    }
-
     static func readmeExample() async throws {
 
         // Trust a private CA, like SecTrustSetAnchorCertificates with a bundled root.
@@ -199,5 +165,37 @@ enum DocSamples {
             Credential(user: "ada", password: "s3cret", persistence: .permanent),
             for: space
         )
+    }
+}
+
+// README.md's "Porting delegate code" (ReadmeExampleTests runs it against a local server).
+final class SeedDelegate: SessionTaskDelegate {
+    let bundled: [Certificate]
+    let identity: Identity
+    init(certificateFile: String, pkcs12File: String, password: String) throws {
+        bundled = try Certificate.load(contentsOf: certificateFile)
+        identity = try Identity.load(pkcs12File: pkcs12File, password: password)
+    }
+
+    func session(
+        _ session: Session,
+        didReceive challenge: AuthenticationChallenge,
+        completionHandler: @escaping @Sendable (Session.AuthChallengeDisposition, Credential?) -> Void
+    ) {
+        let space = challenge.protectionSpace
+        if space.authenticationMethod == .serverTrust, let trust = space.serverTrust,
+            let leaf = trust.peerChain.first, bundled.contains(leaf)
+        {
+            completionHandler(.useCredential, Credential(trust: trust))
+        } else if space.authenticationMethod == .clientCertificate {
+            completionHandler(.useCredential, Credential(identity: identity, persistence: .forSession))
+        } else if space.authenticationMethod == .httpBasic, challenge.previousFailureCount == 0 {
+            completionHandler(
+                .useCredential,
+                Credential(user: "ada", password: "s3cret", persistence: .forSession)
+            )
+        } else {
+            completionHandler(.cancelAuthenticationChallenge, nil)
+        }
     }
 }

@@ -80,36 +80,6 @@ import Testing
         #expect(String(decoding: seeded, as: UTF8.self) == "hello")
     }
 
-    // From README.md's "Porting delegate code", verbatim but for the name (the README's is
-    // compiled as written in DocSamples.swift).
-    final class SeedDelegate: SessionTaskDelegate {
-        let bundled: [Certificate]
-        let identity: Identity
-        init(certificateFile: String, pkcs12File: String, password: String) throws {
-            bundled = try Certificate.load(contentsOf: certificateFile)
-            identity = try Identity.load(pkcs12File: pkcs12File, password: password)
-        }
-
-        func session(
-            _ session: Session,
-            didReceive challenge: AuthenticationChallenge,
-            completionHandler: @escaping @Sendable (Session.AuthChallengeDisposition, Credential?) -> Void
-        ) {
-            let space = challenge.protectionSpace
-            if space.authenticationMethod == .serverTrust, let trust = space.serverTrust,
-                let leaf = trust.peerChain.first, bundled.contains(leaf)
-            {
-                completionHandler(.useCredential, Credential(trust: trust))
-            } else if space.authenticationMethod == .clientCertificate {
-                completionHandler(.useCredential, Credential(identity: identity, persistence: .forSession))
-            } else if space.authenticationMethod == .httpBasic, challenge.previousFailureCount == 0 {
-                completionHandler(.useCredential, Credential(user: "ada", password: "s3cret", persistence: .forSession))
-            } else {
-                completionHandler(.cancelAuthenticationChallenge, nil)
-            }
-        }
-    }
-
     @Test func theReadmePortedSeedDelegateWorks() async throws {
         let leaf = try sharedPKI.selfSignedLeaf()
         let gate = BasicAuthGate(realm: "API", users: ["ada": "s3cret"])
