@@ -9,6 +9,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
+# Everything from here talks to loopback only. Sessions honour proxy variables by default (as curl
+# does), so a machine-wide proxy set for apt must not reroute the tests' loopback traffic.
+unset http_proxy https_proxy all_proxy no_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY NO_PROXY
 swift build -c release --product sesame-bench
 arguments=("$@")
 if [[ " ${arguments[*]-} " != *" --output "* ]]; then arguments+=(--output bench-results.md); fi
