@@ -4,13 +4,16 @@ import SesameTesting
 
 /// The demo's authentication and pinning steps, through sessions and delegates.
 enum DemoChallengeSteps {
-    /// Answers with the seeds' Listing 4-1 logic: a credential the first time, cancel after a failure.
+    /// Answers with the seeds' Listing 4-1 logic: a credential the first time, cancel after a
+    /// failure. With `cancelsAfterAFailure` false it keeps answering, to show the failure limit.
     final class Listing41: SessionTaskDelegate {
         let credential: Credential
         let demo: DemoContext
-        init(_ credential: Credential, _ demo: DemoContext) {
+        let cancelsAfterAFailure: Bool
+        init(_ credential: Credential, _ demo: DemoContext, cancelsAfterAFailure: Bool = true) {
             self.credential = credential
             self.demo = demo
+            self.cancelsAfterAFailure = cancelsAfterAFailure
         }
 
         func session(
@@ -22,7 +25,7 @@ enum DemoChallengeSteps {
                 return completionHandler(.performDefaultHandling, nil)
             }
             demo.say("delegate: \(challenge.protectionSpace), previousFailureCount=\(challenge.previousFailureCount)")
-            guard challenge.previousFailureCount == 0 else {
+            guard challenge.previousFailureCount == 0 || !cancelsAfterAFailure else {
                 completionHandler(.cancelAuthenticationChallenge, nil)
                 return
             }

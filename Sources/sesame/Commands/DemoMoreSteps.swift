@@ -5,34 +5,17 @@ import SesameTesting
 /// The demo's steps for bounded failures, client certificates through a session, an
 /// authenticating CONNECT proxy, and a permanent credential kept between runs.
 enum DemoMoreSteps {
-    /// Always answers with the same credential, whatever the failure count says.
-    final class Stubborn: SessionTaskDelegate {
-        let credential: Credential
-        let demo: DemoContext
-        init(_ credential: Credential, _ demo: DemoContext) {
-            self.credential = credential
-            self.demo = demo
-        }
-
-        func session(
-            _ session: Session,
-            task: SessionTask,
-            didReceive challenge: AuthenticationChallenge
-        ) async -> (AuthChallengeDisposition, Credential?) {
-            demo.say(
-                "delegate asked: \(challenge.protectionSpace), previousFailureCount=\(challenge.previousFailureCount)"
-            )
-            return (.useCredential, credential)
-        }
-    }
-
     static func wrongPassword(_ demo: DemoContext) async throws {
         let gate = BasicAuthGate(realm: "Sesame Demo", users: ["ada": "right"])
         var configuration = LocalServer.Configuration(identity: try demo.pki.leaf())
         configuration.handler = { request in gate.check(request) ?? .text("hello") }
         let server = try LocalServer(configuration)
         defer { server.shutdown() }
-        let delegate = Stubborn(Credential(user: "ada", password: "wrong", persistence: .none), demo)
+        let delegate = DemoChallengeSteps.Listing41(
+            Credential(user: "ada", password: "wrong", persistence: .none),
+            demo,
+            cancelsAfterAFailure: false
+        )
         let session = DemoChallengeSteps.makeSession(demo, delegate: delegate)
         let (_, response) = try await session.data(from: URL(string: "https://localhost:\(server.port)/")!)
         demo.say(

@@ -138,20 +138,6 @@ enum DocSamples {
     }
 
     static func readmeChallenges() throws {
-        final class Login: SessionTaskDelegate {
-            func session(
-                _ session: Session,
-                didReceive challenge: AuthenticationChallenge,
-                completionHandler: @escaping @Sendable (Session.AuthChallengeDisposition, Credential?) -> Void
-            ) {
-                guard challenge.previousFailureCount == 0 else {
-                    challenge.sender?.cancel(challenge)
-                    completionHandler(.cancelAuthenticationChallenge, nil)  // the task fails: authenticationCancelled
-                    return
-                }
-                completionHandler(.useCredential, Credential(user: "ada", password: "s3cret", persistence: .forSession))
-            }
-        }
         let session = Session(configuration: .default, delegate: Login())
         _ = session
         let space = ProtectionSpace(
@@ -197,5 +183,21 @@ final class SeedDelegate: SessionTaskDelegate {
         } else {
             completionHandler(.cancelAuthenticationChallenge, nil)
         }
+    }
+}
+
+// README.md's "Answering challenges" (ReadmeExampleTests runs it).
+final class Login: SessionTaskDelegate {
+    func session(
+        _ session: Session,
+        didReceive challenge: AuthenticationChallenge,
+        completionHandler: @escaping @Sendable (Session.AuthChallengeDisposition, Credential?) -> Void
+    ) {
+        guard challenge.previousFailureCount == 0 else {
+            challenge.sender?.cancel(challenge)
+            completionHandler(.cancelAuthenticationChallenge, nil)  // the task fails: authenticationCancelled
+            return
+        }
+        completionHandler(.useCredential, Credential(user: "ada", password: "s3cret", persistence: .forSession))
     }
 }

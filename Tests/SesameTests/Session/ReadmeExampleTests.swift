@@ -31,22 +31,6 @@ import Testing
         #expect(response.status == 200)
     }
 
-    // From README.md's "Answering challenges", verbatim.
-    final class Login: SessionTaskDelegate {
-        func session(
-            _ session: Session,
-            didReceive challenge: AuthenticationChallenge,
-            completionHandler: @escaping @Sendable (Session.AuthChallengeDisposition, Credential?) -> Void
-        ) {
-            guard challenge.previousFailureCount == 0 else {
-                challenge.sender?.cancel(challenge)
-                completionHandler(.cancelAuthenticationChallenge, nil)  // the task fails: authenticationCancelled
-                return
-            }
-            completionHandler(.useCredential, Credential(user: "ada", password: "s3cret", persistence: .forSession))
-        }
-    }
-
     @Test func theReadmeChallengeExamplesWork() async throws {
         let gate = BasicAuthGate(realm: "API", users: ["ada": "s3cret"])
         var serverConfiguration = LocalServer.Configuration.plainHTTP

@@ -1,0 +1,42 @@
+import Foundation
+
+extension Harness {
+    struct Flags {
+        let upload: Bool
+        let pinned: Bool
+        let mutualTLS: Bool
+        let proxy: Bool
+    }
+
+    /// Where a workload's extras come from in this run.
+    struct Extras {
+        let sparseFile: String
+        let pin: String
+        let clientCertificate: String
+        let clientKey: String
+        let proxy: String
+
+        /// The environment switches of the Sesame worker and the libcurl driver.
+        func environment(_ flags: Flags) -> [String: String] {
+            var environment: [String: String] = [:]
+            if flags.upload { environment["SESAME_BENCH_UPLOAD"] = sparseFile }
+            if flags.pinned { environment["SESAME_BENCH_PIN"] = pin }
+            if flags.mutualTLS {
+                environment["SESAME_BENCH_CERT"] = clientCertificate
+                environment["SESAME_BENCH_KEY"] = clientKey
+            }
+            if flags.proxy { environment["SESAME_BENCH_PROXY"] = proxy }
+            return environment
+        }
+
+        /// The same for the curl CLI.
+        func curlArguments(_ flags: Flags) -> [String] {
+            var arguments: [String] = []
+            if flags.upload { arguments += ["-F", "file=@\(sparseFile)"] }
+            if flags.pinned { arguments += ["--pinnedpubkey", pin] }
+            if flags.mutualTLS { arguments += ["--cert", clientCertificate, "--key", clientKey] }
+            if flags.proxy { arguments += ["-x", proxy, "--proxy-anyauth"] }
+            return arguments
+        }
+    }
+}
