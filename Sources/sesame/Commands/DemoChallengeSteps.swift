@@ -54,7 +54,7 @@ enum DemoChallengeSteps {
         let delegate = Listing41(Credential(user: "ada", password: "123£", persistence: .forSession), demo)
         let session = makeSession(demo, delegate: delegate)
         for path in ["/reports/1", "/reports/2"] {
-            let (data, response) = try await session.data(from: URL(string: "https://localhost:\(server.port)\(path)")!)
+            let (data, response) = try await session.data(from: try demo.url(port: server.port, path: path))
             demo.say("GET \(path): \(response.status) \(String(decoding: data, as: UTF8.self))")
             try expect(response.status == 200, "status \(response.status)")
         }
@@ -67,7 +67,7 @@ enum DemoChallengeSteps {
             delegate: Listing41(Credential(user: "ada", password: "nope", persistence: .none), demo)
         )
         do {
-            _ = try await wrong.data(from: URL(string: "https://localhost:\(server.port)/reports/1")!)
+            _ = try await wrong.data(from: try demo.url(port: server.port, path: "/reports/1"))
             throw DemoFailure("a wrong password was accepted")
         } catch let error as SesameError {
             demo.say("wrong password: \(error)")
@@ -89,7 +89,7 @@ enum DemoChallengeSteps {
             delegate: Listing41(Credential(user: "ada", password: "s3cret", persistence: .forSession), demo)
         )
         for path in ["/a/1", "/a/2", "/a/3"] {
-            let (data, response) = try await session.data(from: URL(string: "https://localhost:\(server.port)\(path)")!)
+            let (data, response) = try await session.data(from: try demo.url(port: server.port, path: path))
             let info =
                 response.headers["Authentication-Info"].map { " (Authentication-Info checked: \($0.prefix(40))…)" }
                 ?? ""
@@ -119,7 +119,7 @@ enum DemoChallengeSteps {
         configuration.tls = demo.privateAnchorConfiguration
         configuration.serverTrustManager = ServerTrustManager(evaluators: ["localhost": pins])
         let (_, response) = try await Session(configuration: configuration)
-            .data(from: URL(string: "https://localhost:\(server.port)/")!)
+            .data(from: try demo.url(port: server.port, path: "/"))
         demo.say("pinned to the intermediate's key \(intermediatePin.prefix(20))…: \(response.status)")
         try expect(response.status == 200, "status \(response.status)")
 
@@ -130,7 +130,7 @@ enum DemoChallengeSteps {
         rotatedConfiguration.tls.trustRoots = .anchors([demo.pki.root.certificate, demo.pki.untrustedRoot.certificate])
         do {
             _ = try await Session(configuration: rotatedConfiguration)
-                .data(from: URL(string: "https://localhost:\(rotated.port)/")!)
+                .data(from: try demo.url(port: rotated.port, path: "/"))
             throw DemoFailure("a rotated key passed the pins")
         } catch let error as SesameError {
             demo.say("rotated key: \(error)")

@@ -128,6 +128,14 @@ final class DemoContext: Sendable {
 
     func say(_ line: String) { print("   * \(line)") }
 
+    /// `https://localhost:PORT/PATH` for a demo server.
+    func url(port: Int, path: String) throws -> URL {
+        guard let url = URL(string: "https://localhost:\(port)\(path)") else {
+            throw DemoFailure("no URL for port \(port) and path \(path)")
+        }
+        return url
+    }
+
     func cleanUp() { try? FileManager.default.removeItem(at: directory) }
 }
 

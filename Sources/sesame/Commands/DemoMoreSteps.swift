@@ -17,7 +17,7 @@ enum DemoMoreSteps {
             cancelsAfterAFailure: false
         )
         let session = DemoChallengeSteps.makeSession(demo, delegate: delegate)
-        let (_, response) = try await session.data(from: URL(string: "https://localhost:\(server.port)/")!)
+        let (_, response) = try await session.data(from: try demo.url(port: server.port, path: "/"))
         demo.say(
             "after \(server.requests.count) requests the 401 is delivered: the session stops asking at the failure limit (\(session.configuration.maximumAuthenticationFailures))"
         )
@@ -62,7 +62,7 @@ enum DemoMoreSteps {
         demo.say("loaded \(identity) from PKCS#12")
         let delegate = IdentityDelegate(identity, demo)
         let session = DemoChallengeSteps.makeSession(demo, delegate: delegate)
-        let url = URL(string: "https://localhost:\(server.port)/")!
+        let url = try demo.url(port: server.port, path: "/")
         let (first, _) = try await session.data(from: url)
         session.closeIdleConnections()
         let (second, _) = try await session.data(from: url)
@@ -126,7 +126,7 @@ enum DemoMoreSteps {
             }
         }
         let session = Session(configuration: configuration, delegate: ProxyLogin(demo))
-        let (data, response) = try await session.data(from: URL(string: "https://localhost:\(origin.port)/through")!)
+        let (data, response) = try await session.data(from: try demo.url(port: origin.port, path: "/through"))
         let line = String(decoding: data, as: UTF8.self).split(separator: "\n").first ?? ""
         demo.say("origin answered \(response.status) \"\(line)\" through TLS inside the proxy's TLS")
         try expect(response.status == 200, "status \(response.status)")
@@ -155,7 +155,7 @@ enum DemoMoreSteps {
         defer { server.shutdown() }
         let file = Self.permanentStoreURL()
         demo.say("permanent credential store: \(file.path)")
-        let url = URL(string: "https://localhost:\(server.port)/profile")!
+        let url = try demo.url(port: server.port, path: "/profile")
         guard let space = ProtectionSpace(url: url, realm: gate.realm, authenticationMethod: .httpBasic) else {
             throw DemoFailure("no protection space for \(url)")
         }
