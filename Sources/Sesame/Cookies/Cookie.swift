@@ -50,13 +50,17 @@ public struct Cookie: Hashable, Sendable, CustomStringConvertible {
 
     /// Whether the cookie goes with a request to `url` (host, path, scheme), at `date`.
     public func matches(_ url: URL, at date: Date = Date()) -> Bool {
-        guard let host = url.host(percentEncoded: false).map(CookieRules.canonicalHost),
-            let scheme = url.scheme?.lowercased()
-        else { return false }
+        guard let target = CookieRules.Target(url) else { return false }
+        return matches(target, at: date)
+    }
+
+    /// The same for a URL already taken apart (once per request, not once per cookie).
+    func matches(_ target: CookieRules.Target, at date: Date) -> Bool {
         if isExpired(at: date) { return false }
-        if isSecure && scheme != "https" { return false }
-        let domainOK = isHostOnly ? host == domain : CookieRules.domainMatches(host: host, domain: domain)
-        return domainOK && CookieRules.pathMatches(CookieRules.requestPath(url), cookiePath: path)
+        if isSecure && !target.isSecure { return false }
+        let domainOK =
+            isHostOnly ? target.host == domain : CookieRules.domainMatches(host: target.host, domain: domain)
+        return domainOK && CookieRules.pathMatches(target.path, cookiePath: path)
     }
 
     /// Identity in the store: a new cookie with the same name, domain, host-only flag and path

@@ -2,6 +2,22 @@ import Foundation
 
 /// RFC 6265 section 5.1: canonical hosts, domain and path matching, the default path.
 enum CookieRules {
+    /// What cookie matching needs of a request URL.
+    struct Target {
+        let host: String
+        let path: String
+        let isSecure: Bool
+
+        init?(_ url: URL) {
+            guard let host = url.host(percentEncoded: false), let scheme = url.scheme?.lowercased() else {
+                return nil
+            }
+            self.host = CookieRules.canonicalHost(host)
+            self.path = CookieRules.requestPath(url)
+            self.isSecure = scheme == "https"
+        }
+    }
+
     static func canonicalHost(_ host: String) -> String {
         var value = host.lowercased()
         if value.hasPrefix("[") && value.hasSuffix("]") { value = String(value.dropFirst().dropLast()) }

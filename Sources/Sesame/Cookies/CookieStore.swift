@@ -28,8 +28,11 @@ public final class CookieStore: Sendable {
 
     /// The cookies to send with a request to `url`, longest path first (RFC 6265 section 5.4).
     public func cookies(for url: URL) -> [Cookie] {
+        // Every request asks: an empty store answers without taking the URL apart.
+        guard !cookies.withLock({ $0.isEmpty }), let target = CookieRules.Target(url) else { return [] }
         let now = Date()
-        return cookies.withLock { Array($0.values) }.filter { $0.matches(url, at: now) }.sorted(by: Self.order)
+        return cookies.withLock { cookies in cookies.values.filter { $0.matches(target, at: now) } }
+            .sorted(by: Self.order)
     }
 
     /// The `Cookie` field value for `url`, or nil when no cookie goes there.
@@ -42,6 +45,7 @@ public final class CookieStore: Sendable {
     /// Stores what a response's `Set-Cookie` fields set for `url`; returns the cookies accepted.
     @discardableResult
     public func store(setCookieFields fields: [String], for url: URL) -> [Cookie] {
+        guard !fields.isEmpty else { return [] }  // most responses: nothing to do, no clock read
         let now = Date()
         let parsed = fields.compactMap { SetCookieParser.cookie(from: $0, for: url, at: now) }
         for cookie in parsed { set(cookie) }
