@@ -55,6 +55,7 @@ public struct ProxyConfiguration: Hashable, Sendable {
     /// How a request for `url` is routed, with the credential from the proxy URL's user info.
     /// - Throws: ``SesameError/Code/invalidArgument`` when the proxy setting is not a usable proxy URL.
     func route(for url: URL) throws -> (route: ProxyRoute, credential: Credential?) {
+        if httpProxy == nil && httpsProxy == nil { return (.direct, nil) }  // the usual case, per request
         guard let scheme = url.scheme?.lowercased(), let host = url.host(percentEncoded: false) else {
             return (.direct, nil)
         }
