@@ -109,7 +109,8 @@ extension Session {
             } else {
                 outcome = .deliver
             }
-            if !proxyChallenged {
+            // Most responses neither challenge nor answer a credential just sent: nothing to resolve.
+            if !proxyChallenged && (response.status == 401 || attempt != nil) {
                 outcome = try await resolveChallenges(response, to: request, with: &resolver)
             }
             if case .retry = outcome, !(request.body?.isReplayable ?? true) {
