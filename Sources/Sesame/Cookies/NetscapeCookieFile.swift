@@ -38,7 +38,7 @@ extension CookieStore {
         do {
             try PosixFile.replace(url.path, with: Array(text.utf8), mode: 0o600)
         } catch {
-            throw SesameError(.fileUnreadable, "cannot write the cookie file '\(url.path)': \(error)")
+            throw SesameError(.ioError, "cannot write the cookie file '\(url.path)': \(error)")
         }
     }
 
