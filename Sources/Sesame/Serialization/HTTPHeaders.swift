@@ -23,11 +23,22 @@ public struct HTTPHeaders: Hashable, Sendable, Sequence, ExpressibleByDictionary
     /// The number of fields.
     public var count: Int { fields.count }
 
+    /// True when there is no field.
+    public var isEmpty: Bool { fields.isEmpty }
+
+    /// Appends `text` to the value of the last field (an obs-fold continuation line).
+    mutating func appendToLastValue(_ text: String) {
+        guard let last = fields.popLast() else { return }
+        fields.append(Field(name: last.name, value: last.value + text))
+    }
+
     public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
 
     /// Every value of `name`, in order.
     public func values(for name: String) -> [String] {
-        fields.filter { $0.name.caseInsensitiveEquals(name) }.map(\.value)
+        var values: [String] = []
+        for field in fields where field.name.caseInsensitiveEquals(name) { values.append(field.value) }
+        return values
     }
 
     /// The first value of `name`.
@@ -69,8 +80,14 @@ public struct HTTPHeaders: Hashable, Sendable, Sequence, ExpressibleByDictionary
 
     /// The comma-separated tokens of every `name` field, lower-cased (for Connection, Transfer-Encoding).
     func tokens(_ name: String) -> [String] {
-        values(for: name).flatMap { $0.split(separator: ",") }
-            .map { $0.trimmingSpaces().lowercased() }.filter { !$0.isEmpty }
+        var tokens: [String] = []
+        for field in fields where field.name.caseInsensitiveEquals(name) {
+            for piece in Array(field.value.utf8).split(separator: UInt8(ascii: ",")) {
+                let token = HTTP1ResponseParser.trimmed(piece)
+                if !token.isEmpty { tokens.append(String(decoding: token.map(asciiLower), as: UTF8.self)) }
+            }
+        }
+        return tokens
     }
 
     public var description: String { fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n") }
@@ -83,10 +100,21 @@ extension StringProtocol {
     }
 
     func trimmingSpaces() -> String {
-        let scalars = unicodeScalars
-        guard let start = scalars.firstIndex(where: { $0 != " " && $0 != "\t" }) else { return "" }
-        let end = scalars.lastIndex(where: { $0 != " " && $0 != "\t" }) ?? start
-        return String(String.UnicodeScalarView(scalars[start...end]))
+        // Spaces and tabs are ASCII, so UTF-8 positions next to them are character boundaries.
+        var start: String.Index?
+        var end = startIndex
+        var index = utf8.startIndex
+        while index != utf8.endIndex {
+            let byte = utf8[index]
+            let next = utf8.index(after: index)
+            if byte != 0x20 && byte != 0x09 {
+                if start == nil { start = index }
+                end = next  // after a whole scalar once the loop ends: the last byte is never in the middle
+            }
+            index = next
+        }
+        guard let start else { return "" }
+        return String(self[start..<end])
     }
 }
 

@@ -37,10 +37,10 @@ enum HTTP1Exchange {
 
     /// The origin-form request target: path and query, percent-encoded as in the URL.
     static func target(of url: URL) -> String {
-        let components = URLComponents(url: url, resolvingAgainstBaseURL: true)
-        var path = components?.percentEncodedPath ?? "/"
+        let absolute = url.baseURL == nil ? url : url.absoluteURL
+        var path = absolute.path(percentEncoded: true)
         if path.isEmpty { path = "/" }
-        if let query = components?.percentEncodedQuery { path += "?" + query }
+        if let query = absolute.query(percentEncoded: true) { path += "?" + query }
         return path
     }
 

@@ -1,10 +1,10 @@
 // The pieces of RFC 9112 / RFC 9110 grammar the response parser needs: status line, field lines,
 // chunk sizes, token characters.
 extension HTTP1ResponseParser {
-    static func statusLine(_ line: String) throws -> (minor: Int, status: Int, reason: String) {
-        let bytes = Array(line.utf8)
+    static func statusLine(_ bytes: ArraySlice<UInt8>) throws -> (minor: Int, status: Int, reason: String) {
+        let bytes = Array(bytes)
         func malformed() -> SesameError {
-            SesameError(.protocolError, "malformed status line '\(String(line.prefix(80)))'")
+            SesameError(.protocolError, "malformed status line '\(text(bytes.prefix(80)))'")
         }
         guard bytes.count >= 12, bytes[0..<7].elementsEqual("HTTP/1.".utf8), bytes[8] == 0x20,
             (0x30...0x39).contains(bytes[7])
@@ -12,7 +12,7 @@ extension HTTP1ResponseParser {
             if bytes.starts(with: "HTTP/2".utf8) || bytes.starts(with: "HTTP/3".utf8) {
                 throw SesameError(
                     .protocolError,
-                    "the server answered with \(String(line.prefix(8))) on an HTTP/1.1 connection"
+                    "the server answered with \(text(bytes.prefix(8))) on an HTTP/1.1 connection"
                 )
             }
             throw malformed()
@@ -27,33 +27,42 @@ extension HTTP1ResponseParser {
         return (Int(bytes[7] - 0x30), status, reason)
     }
 
-    static func fields<Lines: Sequence>(from lines: Lines, limit: Int, section: String) throws -> HTTPHeaders
-    where Lines.Element == String {
-        var headers = HTTPHeaders()
-        for line in lines {
-            guard let colon = line.firstIndex(of: ":") else {
-                throw SesameError(.protocolError, "\(section) line without a colon: '\(String(line.prefix(80)))'")
-            }
-            let name = line[..<colon]
-            guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else {
-                let shown = String(name.prefix(80))
-                throw SesameError(
-                    .protocolError,
-                    name.last == " " || name.last == "\t"
-                        ? "whitespace between the \(section) name '\(shown.trimmingSpaces())' and its colon"
-                        : "invalid \(section) name '\(shown)'"
-                )
-            }
-            let value = line[line.index(after: colon)...].trimmingSpaces()
-            guard !value.utf8.contains(0) else {
-                throw SesameError(.protocolError, "a NUL byte in the value of \(section) '\(name)'")
-            }
-            headers.add(name: String(name), value: value)
+    /// One field line: the name (a token, no whitespace before the colon) and the value without
+    /// surrounding whitespace (no NUL).
+    static func field(_ line: ArraySlice<UInt8>, section: String) throws -> (name: String, value: String) {
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else {
+            throw SesameError(.protocolError, "\(section) line without a colon: '\(text(line.prefix(80)))'")
         }
-        return headers
+        let name = line[..<colon]
+        guard !name.isEmpty, name.allSatisfy(isTokenByte) else {
+            let shown = text(name.prefix(80))
+            throw SesameError(
+                .protocolError,
+                name.last == 0x20 || name.last == 0x09
+                    ? "whitespace between the \(section) name '\(shown.trimmingSpaces())' and its colon"
+                    : "invalid \(section) name '\(shown)'"
+            )
+        }
+        let nameText = text(name)
+        let value = trimmed(line[(colon + 1)...])
+        guard !value.contains(0) else {
+            throw SesameError(.protocolError, "a NUL byte in the value of \(section) '\(nameText)'")
+        }
+        return (nameText, text(value))
     }
 
-    static func chunkSize(_ line: [UInt8]) throws -> UInt64 {
+    /// `bytes` without leading and trailing spaces and tabs.
+    static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        guard let first = bytes.firstIndex(where: { $0 != 0x20 && $0 != 0x09 }) else { return [] }
+        let last = bytes.lastIndex(where: { $0 != 0x20 && $0 != 0x09 }) ?? first
+        return bytes[first...last]
+    }
+
+    /// Bytes from the wire as text (invalid UTF-8 is replaced, never trusted).
+    static func text<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String { String(decoding: bytes, as: UTF8.self) }
+
+    static func chunkSize(_ slice: ArraySlice<UInt8>) throws -> UInt64 {
+        let line = Array(slice)
         var size: UInt64 = 0
         var digits = 0
         var index = 0
@@ -100,8 +109,4 @@ func isTokenByte(_ byte: UInt8) -> Bool {
         return true
     default: return false
     }
-}
-
-extension Character {
-    var isASCIIDigit: Bool { isASCII && isNumber }
 }

@@ -37,7 +37,10 @@ struct HTTP1ResponseParser {
     private var buffer: [UInt8] = []
     private var position = 0
     private var headBytes = 0
-    private var headLines: [String] = []
+    /// The status line of the head being read, once it arrived.
+    private var statusLine: (minor: Int, status: Int, reason: String)?
+    /// The header (or trailer) fields received so far, parsed as each line arrives.
+    private var fields = HTTPHeaders()
     private var informationalCount = 0
     private var reusable = true
 
@@ -96,7 +99,7 @@ struct HTTP1ResponseParser {
             events.append(.end(trailers: HTTPHeaders(), reusable: false))
             return events
         case .head:
-            if buffer.count == position && headLines.isEmpty && informationalCount == 0 {
+            if buffer.count == position && statusLine == nil && informationalCount == 0 {
                 throw SesameError(.connectionClosed, "the server closed the connection without sending a response")
             }
             throw protocolError("the connection closed before the response head was complete")
@@ -121,13 +124,18 @@ struct HTTP1ResponseParser {
                     throw protocolError("the response head is larger than \(limits.maximumHeadSize) bytes")
                 }
                 if !line.isEmpty {
-                    if headLines.isEmpty, line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
-                    try appendHeadLine(line)
+                    if statusLine == nil {
+                        if buffer[line].allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
+                        statusLine = try Self.statusLine(buffer[line])
+                    } else {
+                        try appendFieldLine(line, section: "header")
+                    }
                     continue
                 }
-                if headLines.isEmpty { continue }  // tolerate empty lines before the status line
-                let head = try makeHead()
-                headLines = []
+                guard let (minor, status, reason) = statusLine else { continue }  // empty lines before it are tolerated
+                let head = HTTP1ResponseHead(minorVersion: minor, status: status, reason: reason, headers: fields)
+                statusLine = nil
+                fields = HTTPHeaders()
                 headBytes = 0
                 if head.isInformational && head.status != 101 {
                     informationalCount += 1
@@ -151,9 +159,9 @@ struct HTTP1ResponseParser {
                 }
             case .chunkSize:
                 guard let line = try nextLine(limit: limits.maximumLineLength, what: "chunk-size line") else { return }
-                let size = try Self.chunkSize(line)
+                let size = try Self.chunkSize(buffer[line])
                 state = size == 0 ? .trailers : .chunkData(remaining: size)
-                headLines = []
+                fields = HTTPHeaders()
                 headBytes = 0
             case .chunkData(let remaining):
                 let available = buffer.count - position
@@ -172,8 +180,8 @@ struct HTTP1ResponseParser {
                     throw protocolError("the trailer section is larger than \(limits.maximumHeadSize) bytes")
                 }
                 if line.isEmpty {
-                    let trailers = try Self.fields(from: headLines, limit: limits.maximumFieldCount, section: "trailer")
-                    headLines = []
+                    let trailers = fields
+                    fields = HTTPHeaders()
                     finish(trailers: trailers, events: &events)
                 } else {
                     try appendFieldLine(line, section: "trailer")
@@ -238,7 +246,7 @@ struct HTTP1ResponseParser {
         }
         .map { $0.trimmingSpaces() }
         if let first = lengths.first {
-            guard let length = UInt64(first), first.allSatisfy(\.isASCIIDigit) else {
+            guard let length = UInt64(first), first.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
                 throw protocolError("Content-Length '\(first.prefix(40))' is not a number")
             }
             if let other = lengths.first(where: { $0 != first }) {
@@ -257,57 +265,48 @@ struct HTTP1ResponseParser {
 
     // MARK: - Lines and fields
 
-    /// The next line without its terminator (CRLF, or a bare LF as RFC 9112 section 2.2 allows),
-    /// or nil when the buffer does not hold a whole line yet.
-    private mutating func nextLine(limit: Int, what: String) throws -> [UInt8]? {
+    /// The next line without its terminator (CRLF, or a bare LF as RFC 9112 section 2.2 allows), as
+    /// a range of `buffer` valid until the next `feed`, or nil when the buffer does not hold a whole
+    /// line yet.
+    private mutating func nextLine(limit: Int, what: String) throws -> Range<Int>? {
+        let start = position
         let end = buffer.count
-        var index = position
-        while index < end {
-            if buffer[index] == 0x0A {
-                var lineEnd = index
-                if lineEnd > position && buffer[lineEnd - 1] == 0x0D { lineEnd -= 1 }
-                let line = Array(buffer[position..<lineEnd])
-                if line.contains(0x0D) { throw protocolError("a bare CR inside a \(what)") }
-                guard line.count <= limit else { throw protocolError("\(what) longer than \(limit) bytes") }
-                position = index + 1
-                return line
+        let newline = buffer.withUnsafeBufferPointer { bytes -> Int? in
+            var index = start
+            while index < end {
+                if bytes[index] == 0x0A { return index }
+                index += 1
             }
-            index += 1
+            return nil
         }
-        if end - position > limit + 1 { throw protocolError("\(what) longer than \(limit) bytes") }
-        return nil
+        guard let newline else {
+            if end - start > limit + 1 { throw protocolError("\(what) longer than \(limit) bytes") }
+            return nil
+        }
+        var lineEnd = newline
+        if lineEnd > start && buffer[lineEnd - 1] == 0x0D { lineEnd -= 1 }
+        if buffer[start..<lineEnd].contains(0x0D) { throw protocolError("a bare CR inside a \(what)") }
+        guard lineEnd - start <= limit else { throw protocolError("\(what) longer than \(limit) bytes") }
+        position = newline + 1
+        return start..<lineEnd
     }
 
-    private mutating func appendHeadLine(_ line: [UInt8]) throws {
-        if headLines.isEmpty {
-            headLines.append(String(decoding: line, as: UTF8.self))
-            return
-        }
-        try appendFieldLine(line, section: "header")
-    }
-
-    private mutating func appendFieldLine(_ line: [UInt8], section: String) throws {
+    /// Parses a field line of the head or the trailers into `fields`.
+    private mutating func appendFieldLine(_ range: Range<Int>, section: String) throws {
+        let line = buffer[range]
         if line.first == 0x20 || line.first == 0x09 {
             // obs-fold: RFC 9112 section 5.2 tells user agents to replace it with SP.
-            let firstField = section == "header" ? 1 : 0
-            guard headLines.count > firstField else {
+            guard !fields.isEmpty else {
                 throw protocolError("a \(section) section starts with a continuation line")
             }
-            headLines[headLines.count - 1] += " " + String(decoding: line, as: UTF8.self).trimmingSpaces()
+            fields.appendToLastValue(" " + String(decoding: Self.trimmed(line), as: UTF8.self))
             return
         }
-        headLines.append(String(decoding: line, as: UTF8.self))
-        let fieldCount = section == "header" ? headLines.count - 1 : headLines.count
-        guard fieldCount <= limits.maximumFieldCount else {
+        let (name, value) = try Self.field(line, section: section)
+        fields.add(name: name, value: value)
+        guard fields.count <= limits.maximumFieldCount else {
             throw protocolError("more than \(limits.maximumFieldCount) \(section) fields")
         }
-    }
-
-    private func makeHead() throws -> HTTP1ResponseHead {
-        let statusLine = headLines[0]
-        let (minor, status, reason) = try Self.statusLine(statusLine)
-        let headers = try Self.fields(from: headLines.dropFirst(), limit: limits.maximumFieldCount, section: "header")
-        return HTTP1ResponseHead(minorVersion: minor, status: status, reason: reason, headers: headers)
     }
 
     private func protocolError(_ detail: String) -> SesameError { SesameError(.protocolError, detail) }
