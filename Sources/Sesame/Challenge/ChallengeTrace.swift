@@ -49,7 +49,7 @@ public struct ChallengeTrace: Sendable, CustomStringConvertible {
 
     public var description: String {
         let space = protectionSpace
-        let name = space.host.contains(":") ? "[\(space.host)]" : space.host
+        let name = space.host.utf8.contains(UInt8(ascii: ":")) ? "[\(space.host)]" : space.host
         let realm = space.realm.map { " realm=\"\($0)\"" } ?? ""
         let userText = user.map { " (user \($0))" } ?? ""
         let detailText = detail.map { " [\($0)]" } ?? ""

@@ -155,7 +155,7 @@ public struct ProtectionSpace: Hashable, Sendable, CustomStringConvertible {
 
     /// `https://host:port realm "R" (Basic)`, or `proxy http://host:port ...`.
     public var description: String {
-        let name = host.contains(":") ? "[\(host)]" : host
+        let name = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
         let origin = "\((isProxy ? proxyType : `protocol`) ?? "?")://\(name):\(port)"
         let realmText = realm.map { " realm \"\($0)\"" } ?? ""
         return "\(isProxy ? "proxy " : "")\(origin)\(realmText) (\(authenticationMethod))"

@@ -62,7 +62,7 @@ public struct ProxyEndpoint: Hashable, Sendable, CustomStringConvertible {
     var origin: Origin { Origin(scheme: scheme, host: host, port: port) }
 
     public var description: String {
-        let name = host.contains(":") ? "[\(host)]" : host
+        let name = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
         return "\(scheme)://\(name):\(port)"
     }
 

@@ -7,7 +7,7 @@ public enum BasicAuthentication {
     /// - Throws: ``SesameError/Code/unsupportedCredential`` when the user name contains a colon or
     ///   either part contains a control character (RFC 7617 section 2 forbids both).
     public static func authorization(user: String, password: String) throws -> String {
-        guard !user.contains(":") else {
+        guard !user.utf8.contains(UInt8(ascii: ":")) else {
             throw SesameError(.unsupportedCredential, "a Basic user name cannot contain ':'")
         }
         let hasControl = { (text: String) in text.unicodeScalars.contains { $0.properties.generalCategory == .control }

@@ -95,8 +95,15 @@ public struct HTTPHeaders: Hashable, Sendable, Sequence, ExpressibleByDictionary
 
 extension StringProtocol {
     func caseInsensitiveEquals<Other: StringProtocol>(_ other: Other) -> Bool {
-        guard utf8.count == other.utf8.count else { return false }
-        return zip(utf8, other.utf8).allSatisfy { asciiLower($0) == asciiLower($1) }
+        var mine = utf8.makeIterator()
+        var theirs = other.utf8.makeIterator()
+        while true {
+            switch (mine.next(), theirs.next()) {
+            case (nil, nil): return true
+            case (let a?, let b?) where a == b || asciiLower(a) == asciiLower(b): continue
+            default: return false
+            }
+        }
     }
 
     func trimmingSpaces() -> String {

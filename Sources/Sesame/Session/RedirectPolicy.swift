@@ -70,7 +70,7 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
 
     /// The Host header value: the port only when it is not the scheme's default.
     var hostHeader: String {
-        let name = host.contains(":") ? "[\(host)]" : host
+        let name = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
         return port == (isTLS ? 443 : 80) ? name : "\(name):\(port)"
     }
 

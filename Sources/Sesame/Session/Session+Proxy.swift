@@ -33,7 +33,10 @@ extension Session {
     ) async throws
         -> Connection
     {
-        let authority = origin.hostHeader.contains(":") ? origin.hostHeader : "\(origin.hostHeader):\(origin.port)"
+        // CONNECT's authority form always names the port (RFC 9110 9.3.6), also for an IPv6 host
+        // on the scheme's default port.
+        let name = origin.host.utf8.contains(UInt8(ascii: ":")) ? "[\(origin.host)]" : origin.host
+        let authority = "\(name):\(origin.port)"
         guard let url = URL(string: "https://\(authority)/") else {
             throw SesameError(.invalidArgument, "'\(authority)' cannot be the target of a CONNECT request")
         }

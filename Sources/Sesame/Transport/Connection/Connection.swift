@@ -52,6 +52,10 @@ public final class Connection: @unchecked Sendable {
     /// Set when the socket failed; reported once OpenSSL has looked at what arrived before it.
     var socketError: SesameError?
     var registered = false
+    /// What the socket is watched for (kept in step with the loop's registration).
+    var watchedInterest: UInt32 = 0
+    /// Bytes arrived while no read was waiting: stop watching until the next read.
+    var unsolicitedInput = false
     var failure: SesameError?
     var lastEvaluation: TrustEvaluationResult?
     var connectContinuation: CheckedContinuation<Void, any Error>?

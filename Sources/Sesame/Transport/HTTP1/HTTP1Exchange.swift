@@ -29,7 +29,9 @@ enum HTTP1Exchange {
             } else {
                 headers.add(name: "Transfer-Encoding", value: "chunked")
             }
-        } else if ["POST", "PUT", "PATCH"].contains(request.method) && !headers.contains("Content-Length") {
+        } else if request.method == "POST" || request.method == "PUT" || request.method == "PATCH",
+            !headers.contains("Content-Length")
+        {
             headers.add(name: "Content-Length", value: "0")
         }
         return headers
