@@ -14,14 +14,17 @@ final class PreemptiveAuthentication: Sendable {
 
     private let entries = LockedValue<[Entry]>([])
 
-    /// The attempt to send with a request to `url`: the most specific matching entry.
-    func attempt(for url: URL) -> ChallengeResolver.Attempt? {
-        guard let origin = Origin(url) else { return nil }
+    /// The attempt to send with a request to `url` (whose origin the caller may already know):
+    /// the most specific matching entry.
+    func attempt(for url: URL, origin known: Origin? = nil) -> ChallengeResolver.Attempt? {
+        let entries = entries.withLock { $0 }
+        guard !entries.isEmpty, let origin = known ?? Origin(url) else { return nil }
         let path = url.path(percentEncoded: true)
-        return entries.withLock { entries in
-            entries.filter { $0.origin == origin && path.hasPrefix($0.directory) }
-                .max { $0.directory.count < $1.directory.count }?.attempt
+        var best: Entry?
+        for entry in entries where entry.origin == origin && path.hasPrefix(entry.directory) {
+            if entry.directory.count > best?.directory.count ?? -1 { best = entry }
         }
+        return best?.attempt
     }
 
     /// `attempt` succeeded for a request to `url`.

@@ -58,11 +58,26 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
     }
 
     init?(_ url: URL) {
-        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-            let host = url.host(percentEncoded: false), !host.isEmpty
-        else { return nil }
+        guard let given = url.scheme else { return nil }
+        // Computed for every request: no case mapping or percent-decoding unless needed.
+        let scheme: String
+        if given.caseInsensitiveEquals("https") {
+            scheme = "https"
+        } else if given.caseInsensitiveEquals("http") {
+            scheme = "http"
+        } else {
+            return nil
+        }
+        guard let encoded = url.host(percentEncoded: true), !encoded.isEmpty else { return nil }
+        let host: String
+        if encoded.utf8.contains(UInt8(ascii: "%")) {
+            guard let decoded = url.host(percentEncoded: false), !decoded.isEmpty else { return nil }
+            host = decoded.lowercased()
+        } else {
+            host = encoded.utf8.contains(where: { (0x41...0x5A).contains($0) }) ? encoded.lowercased() : encoded
+        }
         self.scheme = scheme
-        self.host = host.lowercased()
+        self.host = host
         self.port = url.port ?? (scheme == "https" ? 443 : 80)
     }
 

@@ -28,7 +28,7 @@ extension Session {
         notifyingDelegates: Bool,
         sink: @escaping ([UInt8]) async throws -> Void
     ) async throws -> HTTPResponse {
-        var request = try validated(task.originalRequest)
+        var (request, origin) = try validated(task.originalRequest)
         var redirects = 0
         let first = task.delegate ?? delegate
         var resolver = ChallengeResolver(
@@ -69,7 +69,7 @@ extension Session {
             }
             resolver.bodyIsHashable = request.body?.isHashable ?? true
             if attempt == nil, !request.headers.contains("Authorization"),
-                let known = preemptive.attempt(for: request.url)
+                let known = preemptive.attempt(for: request.url, origin: origin)
             {
                 resolver.sending(preemptive: known)
                 attempt = known
@@ -84,7 +84,7 @@ extension Session {
             if let cookies, !wire.headers.contains("Cookie"), let header = cookies.cookieHeader(for: request.url) {
                 wire.headers.add(name: "Cookie", value: header)
             }
-            let reader = try await send(wire, route: route, task: task, deadline: deadline)
+            let reader = try await send(wire, to: origin, route: route, task: task, deadline: deadline)
             guard let response = reader.response else {
                 throw SesameError(.protocolError, "no response head")
             }
@@ -169,7 +169,7 @@ extension Session {
                     }
                     await reader.discard()
                     configuration.eventObserver?(.redirected(status: response.status, to: decided.url))
-                    request = try validated(decided, strippingCredentialsFrom: request)
+                    (request, origin) = try validated(decided, strippingCredentialsFrom: request)
                     continue
                 }
             }
@@ -289,13 +289,12 @@ extension Session {
     /// One exchange, sent again once on a fresh connection when a reused one proves to be closed.
     private func send(
         _ request: HTTPRequest,
+        to origin: Origin,
         route: ProxyRoute,
         task: SessionTask,
         deadline: ContinuousClock.Instant
     ) async throws -> ResponseBodyReader {
-        guard var origin = Origin(request.url) else {
-            throw SesameError(.unsupportedURL, "'\(request.url.redactedDescription)' is not an http or https URL")
-        }
+        var origin = origin
         origin.route = route
         var attempt = 0
         while true {
@@ -328,25 +327,25 @@ extension Session {
         }
     }
 
-    /// Checks the URL; when following a redirect to another origin, credentials never go along,
-    /// even when a delegate put them back.
+    /// Checks the URL and returns its origin; when following a redirect to another origin,
+    /// credentials never go along, even when a delegate put them back.
     private func validated(
         _ request: HTTPRequest,
         strippingCredentialsFrom previous: HTTPRequest? = nil
     ) throws
-        -> HTTPRequest
+        -> (HTTPRequest, Origin)
     {
-        guard Origin(request.url) != nil else {
+        guard let origin = Origin(request.url) else {
             throw SesameError(
                 .unsupportedURL,
                 "'\(request.url.redactedDescription)' is not an absolute http or https URL"
             )
         }
         var request = request
-        if let previous, !RedirectPolicy.sameOrigin(previous.url, request.url) {
+        if let previous, Origin(previous.url) != origin {
             for name in RedirectPolicy.credentialHeaders { request.headers.remove(name: name) }
         }
-        return request
+        return (request, origin)
     }
 }
 

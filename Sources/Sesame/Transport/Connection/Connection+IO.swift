@@ -259,21 +259,23 @@ extension Connection {
         OpenSSLErrorStack.clear()
         var count: Int32 = 0
         // One TLS record holds at most 16 KiB: keep reading what is already here, so that a large
-        // body takes one hop per socket read rather than one per record.
-        let buffer = [UInt8](unsafeUninitializedCapacity: maxLength) { storage, initialized in
-            guard let base = storage.baseAddress else { return }
-            var filled = 0
-            while filled < maxLength {
-                let result = SSL_read(ssl, base + filled, Int32(maxLength - filled))
-                if result <= 0 {
-                    if filled == 0 { count = result }
-                    break
-                }
-                filled += Int(result)
-                count = Int32(filled)
+        // body takes one hop per socket read rather than one per record. Decrypted into the
+        // loop's scratch space, then copied into an array of the size that arrived (a small
+        // response does not cost a 64 KiB allocation).
+        let scratch = loop.decryptBuffer
+        let limit = min(maxLength, scratch.count)
+        var filled = 0
+        while filled < limit {
+            // safe: the scratch buffer is allocated, so baseAddress is not nil.
+            let result = SSL_read(ssl, scratch.baseAddress! + filled, Int32(limit - filled))
+            if result <= 0 {
+                if filled == 0 { count = result }
+                break
             }
-            initialized = filled
+            filled += Int(result)
+            count = Int32(filled)
         }
+        let buffer = [UInt8](UnsafeRawBufferPointer(rebasing: scratch[0..<filled]))
         flushOutbound()  // reading can produce output (alerts, key updates)
         if count > 0 {
             clearPendingRead()

@@ -20,6 +20,8 @@ public final class EventLoop: @unchecked Sendable {
     private let wakeUps = Atomic<Int>(0)
     /// Scratch space for socket reads; loop-confined, so one per loop serves every connection.
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
+    /// Scratch space for decrypted bytes (one read's worth at most); loop-confined.
+    let decryptBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
     private let confined = Confined()
     private let name: String
 
@@ -87,6 +89,7 @@ public final class EventLoop: @unchecked Sendable {
         close(epollFD)
         close(wakeFD)
         readBuffer.deallocate()
+        decryptBuffer.deallocate()
     }
 
     /// How many times the loop has woken from `epoll_wait` (for tests showing an idle loop stays idle).
