@@ -28,7 +28,11 @@ struct Harness {
         var mutualTLS = false
         /// Goes through squid (Basic proxy authentication, a CONNECT tunnel).
         var throughProxy = false
-        var flags: Flags { Flags(upload: uploadsFile, pinned: pinned, mutualTLS: mutualTLS, proxy: throughProxy) }
+        /// Sesame runs its request loop on the session's event loop (`withTaskExecutorPreference`).
+        var onLoop = false
+        var flags: Flags {
+            Flags(upload: uploadsFile, pinned: pinned, mutualTLS: mutualTLS, proxy: throughProxy, onLoop: onLoop)
+        }
     }
 
     enum Client: String, CaseIterable {
@@ -52,6 +56,15 @@ struct Harness {
             path: "/small.txt",
             concurrency: 1,
             systemStore: false
+        ),
+        Workload(
+            name: "keep-alive GET ×2000, Sesame's loop on its event loop",
+            mode: "keepalive",
+            count: 2000,
+            path: "/small.txt",
+            concurrency: 1,
+            systemStore: false,
+            onLoop: true
         ),
         Workload(
             name: "new connection ×200, private CA",

@@ -6,6 +6,8 @@ extension Harness {
         let pinned: Bool
         let mutualTLS: Bool
         let proxy: Bool
+        /// Sesame's request loop runs on the session's event loop (the documented fast path).
+        let onLoop: Bool
     }
 
     /// Where a workload's extras come from in this run.
@@ -26,6 +28,7 @@ extension Harness {
                 environment["SESAME_BENCH_KEY"] = clientKey
             }
             if flags.proxy { environment["SESAME_BENCH_PROXY"] = proxy }
+            if flags.onLoop { environment["SESAME_BENCH_ON_LOOP"] = "1" }
             return environment
         }
 

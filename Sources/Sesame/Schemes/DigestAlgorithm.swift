@@ -63,9 +63,9 @@ struct DigestHasher: ~Copyable {
         context = EVP_MD_CTX_new()!  // safe: fails only without memory
         let md: OpaquePointer? =
             switch hash {
-            case .md5: EVP_md5()
-            case .sha256: EVP_sha256()
-            case .sha512_256: EVP_sha512_256()
+            case .md5: FetchedDigests.md5 ?? EVP_md5()
+            case .sha256: FetchedDigests.sha256 ?? EVP_sha256()
+            case .sha512_256: FetchedDigests.sha512_256 ?? EVP_sha512_256()
             }
         EVP_DigestInit_ex(context, md, nil)
     }
@@ -82,4 +82,16 @@ struct DigestHasher: ~Copyable {
     }
 
     deinit { EVP_MD_CTX_free(context) }
+}
+
+/// Hash methods fetched from OpenSSL's providers once: given `EVP_md5()` and the like, OpenSSL 3
+/// looks the implementation up again on every initialization (a Digest exchange hashes several
+/// times per request). Never freed; nil when a provider does not offer one (then the implicit
+/// lookup reports the failure as before).
+private enum FetchedDigests {
+    // nonisolated(unsafe): written once by the static initializer; an EVP_MD is immutable and
+    // safe to share between threads.
+    nonisolated(unsafe) static let md5 = EVP_MD_fetch(nil, "MD5", nil)
+    nonisolated(unsafe) static let sha256 = EVP_MD_fetch(nil, "SHA2-256", nil)
+    nonisolated(unsafe) static let sha512_256 = EVP_MD_fetch(nil, "SHA2-512/256", nil)
 }

@@ -22,6 +22,8 @@ final class DigestAuthorizer: Sendable {
         var nonceCount = 0
         var cnonce: String
         var sessionHA1: String?
+        /// H(user:realm:password) and the realm it is for: the same for every request of a space.
+        var plainHA1: (realm: String, value: String)?
     }
 
     let user: String
@@ -90,12 +92,21 @@ final class DigestAuthorizer: Sendable {
         bodyHash: () throws -> String,
         nc fixedCount: Int? = nil
     ) rethrows -> (String, Expectation) {
-        let (challenge, count, cnonce, cachedHA1) = state.withLock { state in
+        let (challenge, count, cnonce, cachedHA1, plainHA1) = state.withLock { state in
             state.nonceCount = fixedCount ?? state.nonceCount + 1
-            return (state.challenge, state.nonceCount, state.cnonce, state.sessionHA1)
+            return (state.challenge, state.nonceCount, state.cnonce, state.sessionHA1, state.plainHA1)
         }
         let h = algorithm.hex as (String) -> String
-        var ha1 = cachedHA1 ?? h("\(user):\(challenge.realm):\(password)")
+        var ha1: String
+        if let cachedHA1 {
+            ha1 = cachedHA1
+        } else if let plainHA1, plainHA1.realm == challenge.realm {
+            ha1 = plainHA1.value
+        } else {
+            ha1 = h("\(user):\(challenge.realm):\(password)")
+            let computed = ha1
+            state.withLock { $0.plainHA1 = (challenge.realm, computed) }
+        }
         if algorithm.isSession, cachedHA1 == nil {
             ha1 = h("\(ha1):\(challenge.nonce):\(cnonce)")
             state.withLock { state in

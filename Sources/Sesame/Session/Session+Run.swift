@@ -10,11 +10,10 @@ extension Session {
         defer { task.complete() }
         let deadline = ContinuousClock.now + configuration.resourceTimeout
         do {
-            // The exchange runs on the event loop's thread: its awaits on the connection then
-            // resume without a thread hop. Delegates are called back on the global executor.
-            return try await withTaskExecutorPreference(loop) {
-                try await follow(task, deadline: deadline, notifyingDelegates: notifyingDelegates, sink: sink)
-            }
+            // The exchange runs where the caller runs: its writes and reads take the event loop's
+            // place while the loop waits (`EventLoop.runOnLoop`), so the loop thread wakes only
+            // for answers. A caller running on the loop itself makes no thread hop at all.
+            return try await follow(task, deadline: deadline, notifyingDelegates: notifyingDelegates, sink: sink)
         } catch is CancellationError {
             throw SesameError(.cancelled, "the task was cancelled")
         } catch let error as SesameError where error.code == .cancelled && task.isCancelled {

@@ -123,8 +123,8 @@ public final class Session: Sendable {
     ///   - request: the request to send.
     ///   - destination: the file to create (replaced if it exists).
     ///   - delegate: asked before the session's delegate.
-    ///   - progress: called with (bytes received, expected total) as the body arrives, on
-    ///     Sesame's event-loop thread: it must return quickly and must not block.
+    ///   - progress: called with (bytes received, expected total) as the body arrives, in the
+    ///     calling task: it should return quickly.
     public func download(
         for request: HTTPRequest,
         to destination: URL,

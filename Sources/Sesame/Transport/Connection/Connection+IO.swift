@@ -228,7 +228,14 @@ extension Connection {
 
     // MARK: Input
 
-    func startRead(maxLength: Int, timeout: Duration?, continuation: CheckedContinuation<[UInt8], any Error>) {
+    /// Starts a read. With `drainingSocket`, the socket is read at once when nothing decrypted is
+    /// waiting (a body's next bytes are often already there: no trip through epoll for them).
+    func startRead(
+        maxLength: Int,
+        timeout: Duration?,
+        drainingSocket: Bool = false,
+        continuation: CheckedContinuation<[UInt8], any Error>
+    ) {
         guard phase == .established, pendingRead == nil else {
             let error =
                 phase == .established
@@ -240,14 +247,39 @@ extension Connection {
         pendingRead = (maxLength, continuation)
         unsolicitedInput = false
         serveRead()
-        if pendingRead != nil, let timeout {
-            readTimer = loop.scheduleTimer(after: timeout) { [weak self] in
-                guard let self else { return }
-                readTimer = nil
-                fail(SesameError(.timeout, "\(host):\(port) sent nothing for \(timeout)"))
-            }
+        if drainingSocket, pendingRead != nil, !socketEOF {
+            readFromSocket()
+            serveRead()
         }
+        if pendingRead != nil, let timeout { watchRead(until: .now + timeout, timeout: timeout) }
         updateInterest()
+    }
+
+    /// Read deadlines are watched by one timer per connection, not one per read: a keep-alive
+    /// connection's next read only moves the deadline on (no timer to schedule, cancel, or wake
+    /// the loop for). The timer stops when it fires with no read waiting.
+    private func watchRead(until deadline: ContinuousClock.Instant, timeout: Duration) {
+        readDeadline = (deadline, timeout)
+        if let watchdog = readWatchdog {
+            if watchdog.at <= deadline { return }
+            loop.cancelTimer(watchdog.handle)
+        }
+        armReadWatchdog(at: deadline)
+    }
+
+    private func armReadWatchdog(at deadline: ContinuousClock.Instant) {
+        let handle = loop.scheduleTimer(at: deadline) { [weak self] in self?.readWatchdogFired() }
+        readWatchdog = (handle, deadline)
+    }
+
+    private func readWatchdogFired() {
+        readWatchdog = nil
+        guard pendingRead != nil, let (deadline, timeout) = readDeadline else { return }
+        if ContinuousClock.now >= deadline {
+            fail(SesameError(.timeout, "\(host):\(port) sent nothing for \(timeout)"))
+        } else {
+            armReadWatchdog(at: deadline)
+        }
     }
 
     func serveRead() {
@@ -321,11 +353,10 @@ extension Connection {
         }
     }
 
-    /// The waiting read is answered: forget it and its timer.
+    /// The waiting read is answered (its deadline goes with it; the watchdog stays, see `watchRead`).
     func clearPendingRead() {
         pendingRead = nil
-        if let readTimer { loop.cancelTimer(readTimer) }
-        readTimer = nil
+        readDeadline = nil
     }
 
     func endOfStream(closeNotify: Bool) {

@@ -18,8 +18,9 @@ import Synchronization
 /// ``read(maxLength:timeout:)`` reads from the socket only while a read is waiting; ``write(_:)`` returns
 /// when the bytes were handed to the kernel.
 public final class Connection: @unchecked Sendable {
-    // @unchecked: every `var` below is touched only on `loop` (each entry point hops there and the
-    // callbacks run inside SSL calls made on the loop); `infoBox` is locked; the rest is immutable.
+    // @unchecked: every `var` below is touched only on `loop`, that is by the thread holding the
+    // loop's ownership (each entry point goes through `execute` or `runOnLoop`, and the callbacks
+    // run inside SSL calls made there); `infoBox` is locked; the rest is immutable.
     let loop: EventLoop
     /// The host the connection was made for.
     public let host: String
@@ -46,7 +47,10 @@ public final class Connection: @unchecked Sendable {
     var connector: TCPConnector?
     var remoteAddress: SocketAddress?
     var handshakeTimer: TimerHandle?
-    var readTimer: TimerHandle?
+    /// When the waiting read times out, and its timeout (for the message).
+    var readDeadline: (at: ContinuousClock.Instant, timeout: Duration)?
+    /// The timer watching read deadlines (see `watchRead`).
+    var readWatchdog: (handle: TimerHandle, at: ContinuousClock.Instant)?
     var awaitingDecision = false
     var socketEOF = false
     /// Set when the socket failed; reported once OpenSSL has looked at what arrived before it.
@@ -172,8 +176,13 @@ public final class Connection: @unchecked Sendable {
         guard maxLength > 0 else { throw SesameError(.invalidArgument, "maxLength must be positive") }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
-                let posted = loop.executeOrRunInline {
-                    self.startRead(maxLength: maxLength, timeout: timeout, continuation: continuation)
+                let posted = loop.runOnLoop {
+                    self.startRead(
+                        maxLength: maxLength,
+                        timeout: timeout,
+                        drainingSocket: true,
+                        continuation: continuation
+                    )
                 }
                 if !posted {
                     continuation.resume(throwing: SesameError(.eventLoopShutDown, "the event loop has shut down"))
@@ -196,7 +205,7 @@ public final class Connection: @unchecked Sendable {
         guard maxLength > 0 else { throw SesameError(.invalidArgument, "maxLength must be positive") }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
-                let posted = loop.executeOrRunInline {
+                let posted = loop.runOnLoop {
                     self.startWriteThenRead(bytes, maxLength: maxLength, timeout: timeout, continuation: continuation)
                 }
                 if !posted {
@@ -215,7 +224,7 @@ public final class Connection: @unchecked Sendable {
         guard !bytes.isEmpty else { return }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let posted = loop.executeOrRunInline { self.startWrite(bytes, continuation: continuation) }
+                let posted = loop.runOnLoop { self.startWrite(bytes, continuation: continuation) }
                 if !posted {
                     continuation.resume(throwing: SesameError(.eventLoopShutDown, "the event loop has shut down"))
                 }
@@ -341,6 +350,8 @@ public final class Connection: @unchecked Sendable {
         failure = error
         phase = .closed
         cancelHandshakeTimer()
+        if let readWatchdog { loop.cancelTimer(readWatchdog.handle) }
+        readWatchdog = nil
         connector?.cancel(error)
         connector = nil
         if let continuation = connectContinuation {

@@ -8,15 +8,24 @@ import Synchronization
 /// descriptors, their handlers and timers are loop-confined: register, change and cancel them only
 /// on the loop (``inEventLoop``). The loop does not run on the Swift concurrency pool, so it may
 /// block in `epoll_wait` without starving tasks; handlers must never block.
+///
+/// "On the loop" means holding the loop's ownership: the loop thread holds it between its waits,
+/// and `runOnLoop(_:)` lets a caller's thread take it while the loop sleeps, so that a request
+/// is written without waking the loop thread (which then wakes only for the answer).
 public final class EventLoop: @unchecked Sendable {
     // @unchecked: `jobs` and `state` are guarded by their Mutexes; everything in `confined` is
-    // touched only on the loop thread (asserted); `thread` is written once in init and read by
-    // `shutdown` on another thread after init returned.
+    // touched only by the thread holding `ownership` (asserted through `inEventLoop`); `thread` is
+    // written once in init and read by `shutdown` on another thread after init returned.
     private let epollFD: Int32
     private let wakeFD: Int32
     private let queue = LockedValue(Queue())
     private var thread = pthread_t()
     private let loopThreadID = Atomic<UInt>(0)
+    /// Held by whichever thread does the loop's work: the loop thread between waits, or a caller
+    /// running `runOnLoop(_:)` while the loop waits.
+    private let ownership = LockedValue<Void>(())
+    /// The thread holding `ownership` (0 when none).
+    private let ownerThreadID = Atomic<UInt>(0)
     private let wakeUps = Atomic<Int>(0)
     /// Scratch space for socket reads; loop-confined, so one per loop serves every connection.
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
@@ -41,6 +50,11 @@ public final class EventLoop: @unchecked Sendable {
         var handlers: [Int32: Registration] = [:]
         var nextGeneration: UInt32 = 1
         var timers = TimerHeap()
+        /// When the waiting loop wakes by itself (its earliest timer); nil when only an event can
+        /// wake it.
+        var plannedWake: ContinuousClock.Instant?
+        /// A caller holding the loop scheduled a timer earlier than `plannedWake`.
+        var wakeNeeded = false
     }
 
     private struct Registration {
@@ -95,8 +109,11 @@ public final class EventLoop: @unchecked Sendable {
     /// How many times the loop has woken from `epoll_wait` (for tests showing an idle loop stays idle).
     var wakeUpCount: Int { wakeUps.load(ordering: .relaxed) }
 
-    /// True when called on this loop's thread.
-    public var inEventLoop: Bool { loopThreadID.load(ordering: .acquiring) == UInt(pthread_self()) }
+    /// True when called on the loop: on its thread between waits, or inside `runOnLoop(_:)`.
+    public var inEventLoop: Bool { ownerThreadID.load(ordering: .acquiring) == UInt(pthread_self()) }
+
+    /// True on the loop's own thread (also while it waits).
+    private var onLoopThread: Bool { loopThreadID.load(ordering: .acquiring) == UInt(pthread_self()) }
 
     /// Runs `work` on the loop thread, after work posted earlier.
     /// - Returns: `false` when the loop has shut down and `work` will not run.
@@ -116,14 +133,30 @@ public final class EventLoop: @unchecked Sendable {
         return accepted
     }
 
-    /// Runs `work` at once when called on the loop thread (from a task running on the loop as its
-    /// executor), else posts it like ``execute(_:)``.
+    /// Runs `work` on the loop: at once when already on it; on the calling thread when the loop is
+    /// waiting for events (the caller holds the loop's ownership meanwhile, so the loop thread is
+    /// not woken for work it would only hand back); else posted like ``execute(_:)``.
+    /// - Returns: `false` when the loop has shut down and `work` will not run.
     @discardableResult
-    func executeOrRunInline(_ work: @escaping @Sendable () -> Void) -> Bool {
+    func runOnLoop(_ work: @escaping @Sendable () -> Void) -> Bool {
         if inEventLoop {
             work()
             return true
         }
+        let ran = ownership.withLockIfAvailable { _ -> Bool in
+            guard queue.withLock({ $0.state == .running }) else { return false }
+            ownerThreadID.store(UInt(pthread_self()), ordering: .releasing)
+            work()
+            ownerThreadID.store(0, ordering: .releasing)
+            // Work posted meanwhile already woke the loop (see `execute`); an earlier timer has not.
+            if confined.wakeNeeded {
+                confined.wakeNeeded = false
+                var one: UInt64 = 1
+                _ = write(wakeFD, &one, 8)
+            }
+            return true
+        }
+        if ran == true { return true }
         return execute(work)
     }
 
@@ -175,8 +208,16 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Runs `work` on the loop after `delay`, unless cancelled first.
     func scheduleTimer(after delay: Duration, _ work: @escaping () -> Void) -> TimerHandle {
+        scheduleTimer(at: ContinuousClock.now + delay, work)
+    }
+
+    /// Runs `work` on the loop at `deadline`, unless cancelled first.
+    func scheduleTimer(at deadline: ContinuousClock.Instant, _ work: @escaping () -> Void) -> TimerHandle {
         assert(inEventLoop)
-        return confined.timers.schedule(at: ContinuousClock.now + delay, work)
+        if !onLoopThread, confined.plannedWake.map({ deadline < $0 }) ?? true {
+            confined.wakeNeeded = true  // the waiting loop must compute its wait again
+        }
+        return confined.timers.schedule(at: deadline, work)
     }
 
     /// Cancels a timer that has not fired; harmless otherwise.
@@ -188,49 +229,71 @@ public final class EventLoop: @unchecked Sendable {
     // MARK: - The loop
 
     private func run() {
-        loopThreadID.store(UInt(pthread_self()), ordering: .releasing)
+        let me = UInt(pthread_self())
+        loopThreadID.store(me, ordering: .releasing)
         var events = [UInt32](repeating: 0, count: 64)
         var datas = [UInt64](repeating: 0, count: 64)
+        var count = 0
         while true {
-            var timeout = confined.timers.millisecondsUntilNext(now: ContinuousClock.now)
-            let hasWork = queue.withLock { queue -> Bool in
-                if !queue.jobs.isEmpty || queue.state != .running { return true }
-                queue.sleeping = true
-                return false
+            // The loop's work happens while holding its ownership; the wait does not.
+            let timeout = ownership.withLock { _ -> Int32? in
+                ownerThreadID.store(me, ordering: .releasing)
+                defer { ownerThreadID.store(0, ordering: .releasing) }
+                if runBatch(events: events, datas: datas, count: count) { return nil }
+                let now = ContinuousClock.now
+                var timeout = confined.timers.millisecondsUntilNext(now: now)
+                let hasWork = queue.withLock { queue -> Bool in
+                    if !queue.jobs.isEmpty || queue.state != .running { return true }
+                    queue.sleeping = true
+                    return false
+                }
+                if hasWork { timeout = 0 }
+                confined.plannedWake = timeout < 0 ? nil : now + .milliseconds(Int64(timeout))
+                confined.wakeNeeded = false
+                return timeout
             }
-            if hasWork { timeout = 0 }
-            let count = CSesameShims_epoll_wait(epollFD, &events, &datas, 64, timeout)
+            guard let timeout else { break }
+            let result = CSesameShims_epoll_wait(epollFD, &events, &datas, 64, timeout)
+            let failed = result < 0 && errno != EINTR
             queue.withLock { $0.sleeping = false }
             wakeUps.add(1, ordering: .relaxed)
-            if count < 0 && errno != EINTR { break }
-            for index in 0..<max(0, Int(count)) {
-                let data = datas[index]
-                if data == UInt64(UInt32.max) {
-                    var value: UInt64 = 0
-                    _ = read(wakeFD, &value, 8)
-                    continue
-                }
-                let fd = Int32(bitPattern: UInt32(truncatingIfNeeded: data))
-                let generation = UInt32(truncatingIfNeeded: data >> 32)
-                // A handler earlier in this batch may have closed the descriptor (and another
-                // registration may reuse the number): deliver only to the registration the event is for.
-                guard let registration = confined.handlers[fd], registration.generation == generation else { continue }
-                registration.handler(events[index])
-            }
-            // Taken off the heap first, then run: a timer's work may schedule or cancel timers.
-            for work in confined.timers.takeDue(now: ContinuousClock.now) { work() }
-            let (pending, stopping) = queue.withLock { queue -> ([@Sendable () -> Void], Bool) in
-                let taken = queue.jobs
-                queue.jobs.removeAll(keepingCapacity: true)
-                // Once stopping, nothing new is accepted: what was taken is the last work to run.
-                return (taken, queue.state != .running)
-            }
-            for job in pending { job() }
-            if stopping { break }
+            if failed { break }
+            count = max(0, Int(result))
         }
-        queue.withLock { $0.state = .stopped }
-        confined.handlers.removeAll()
-        confined.timers = TimerHeap()
+        ownership.withLock { _ in
+            queue.withLock { $0.state = .stopped }
+            confined.handlers.removeAll()
+            confined.timers = TimerHeap()
+        }
+    }
+
+    /// Delivers ready events, then due timers, then posted work. Returns true when the loop is
+    /// stopping (the work taken was the last to run).
+    private func runBatch(events: [UInt32], datas: [UInt64], count: Int) -> Bool {
+        for index in 0..<count {
+            let data = datas[index]
+            if data == UInt64(UInt32.max) {
+                var value: UInt64 = 0
+                _ = read(wakeFD, &value, 8)
+                continue
+            }
+            let fd = Int32(bitPattern: UInt32(truncatingIfNeeded: data))
+            let generation = UInt32(truncatingIfNeeded: data >> 32)
+            // A handler earlier in this batch may have closed the descriptor (and another
+            // registration may reuse the number): deliver only to the registration the event is for.
+            guard let registration = confined.handlers[fd], registration.generation == generation else { continue }
+            registration.handler(events[index])
+        }
+        // Taken off the heap first, then run: a timer's work may schedule or cancel timers.
+        for work in confined.timers.takeDue(now: ContinuousClock.now) { work() }
+        let (pending, stopping) = queue.withLock { queue -> ([@Sendable () -> Void], Bool) in
+            let taken = queue.jobs
+            queue.jobs.removeAll(keepingCapacity: true)
+            // Once stopping, nothing new is accepted: what was taken is the last work to run.
+            return (taken, queue.state != .running)
+        }
+        for job in pending { job() }
+        return stopping
     }
 }
 
