@@ -95,6 +95,7 @@ public struct HTTPHeaders: Hashable, Sendable, Sequence, ExpressibleByDictionary
 
 extension StringProtocol {
     func caseInsensitiveEquals<Other: StringProtocol>(_ other: Other) -> Bool {
+        guard utf8.count == other.utf8.count else { return false }  // O(1) for native strings
         var mine = utf8.makeIterator()
         var theirs = other.utf8.makeIterator()
         while true {
