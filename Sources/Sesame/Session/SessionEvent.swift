@@ -2,10 +2,11 @@ import Foundation
 
 /// What happened on the wire for a task, for tools and logs (`sesame -v` prints these).
 ///
-/// Delivered synchronously to ``SessionConfiguration/eventObserver`` on Sesame's event-loop thread
-/// (where a task's exchange runs); the observer must be quick, must not block, and must not wait
-/// for Sesame. Request heads are reported as sent, so they
-/// include credentials: redact before logging them anywhere lasting.
+/// Delivered synchronously to ``SessionConfiguration/eventObserver`` from the task's exchange (in
+/// the calling task, or on Sesame's event-loop thread for TLS handshake challenges and for tasks
+/// that run there); the observer must be quick, must not block, and must not wait for Sesame.
+/// Request heads are reported as sent, so they include credentials: redact before logging them
+/// anywhere lasting.
 public enum SessionEvent: Sendable {
     /// A connection is ready for a request: a new one, or a kept-alive one reused.
     case connected(origin: String, remoteAddress: String, reused: Bool)
