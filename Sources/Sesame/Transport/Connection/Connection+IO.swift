@@ -255,33 +255,6 @@ extension Connection {
         updateInterest()
     }
 
-    /// Read deadlines are watched by one timer per connection, not one per read: a keep-alive
-    /// connection's next read only moves the deadline on (no timer to schedule, cancel, or wake
-    /// the loop for). The timer stops when it fires with no read waiting.
-    private func watchRead(until deadline: ContinuousClock.Instant, timeout: Duration) {
-        readDeadline = (deadline, timeout)
-        if let watchdog = readWatchdog {
-            if watchdog.at <= deadline { return }
-            loop.cancelTimer(watchdog.handle)
-        }
-        armReadWatchdog(at: deadline)
-    }
-
-    private func armReadWatchdog(at deadline: ContinuousClock.Instant) {
-        let handle = loop.scheduleTimer(at: deadline) { [weak self] in self?.readWatchdogFired() }
-        readWatchdog = (handle, deadline)
-    }
-
-    private func readWatchdogFired() {
-        readWatchdog = nil
-        guard pendingRead != nil, let (deadline, timeout) = readDeadline else { return }
-        if ContinuousClock.now >= deadline {
-            fail(SesameError(.timeout, "\(host):\(port) sent nothing for \(timeout)"))
-        } else {
-            armReadWatchdog(at: deadline)
-        }
-    }
-
     func serveRead() {
         guard let (maxLength, continuation) = pendingRead else { return }
         guard let ssl else {

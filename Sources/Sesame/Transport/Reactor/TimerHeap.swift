@@ -1,0 +1,84 @@
+/// Identifies a scheduled timer.
+struct TimerHandle: Hashable, Sendable {
+    let id: UInt64
+}
+
+/// A min-heap of deadlines; cancelled entries are skipped when they reach the top.
+struct TimerHeap {
+    private struct Entry {
+        let deadline: ContinuousClock.Instant
+        let id: UInt64
+        let work: () -> Void
+    }
+
+    private var heap: [Entry] = []
+    private var live: Set<UInt64> = []
+    private var nextID: UInt64 = 1
+
+    mutating func schedule(at deadline: ContinuousClock.Instant, _ work: @escaping () -> Void) -> TimerHandle {
+        let id = nextID
+        nextID += 1
+        heap.append(Entry(deadline: deadline, id: id, work: work))
+        live.insert(id)
+        siftUp(heap.count - 1)
+        return TimerHandle(id: id)
+    }
+
+    mutating func cancel(_ handle: TimerHandle) { live.remove(handle.id) }
+
+    /// -1 (wait forever) when nothing is scheduled.
+    mutating func millisecondsUntilNext(now: ContinuousClock.Instant) -> Int32 {
+        dropCancelled()
+        guard let first = heap.first else { return -1 }
+        if first.deadline <= now { return 0 }
+        let remaining = now.duration(to: first.deadline)
+        let (seconds, attoseconds) = remaining.components
+        let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        return Int32(clamping: milliseconds)
+    }
+
+    mutating func takeDue(now: ContinuousClock.Instant) -> [() -> Void] {
+        var due: [() -> Void] = []
+        while true {
+            dropCancelled()
+            guard let first = heap.first, first.deadline <= now else { return due }
+            popFirst()
+            live.remove(first.id)
+            due.append(first.work)
+        }
+    }
+
+    private mutating func dropCancelled() {
+        while let first = heap.first, !live.contains(first.id) { popFirst() }
+    }
+
+    private mutating func popFirst() {
+        heap.swapAt(0, heap.count - 1)
+        heap.removeLast()
+        if !heap.isEmpty { siftDown(0) }
+    }
+
+    private mutating func siftUp(_ index: Int) {
+        var child = index
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard heap[child].deadline < heap[parent].deadline else { return }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    private mutating func siftDown(_ index: Int) {
+        var parent = index
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var smallest = parent
+            if left < heap.count, heap[left].deadline < heap[smallest].deadline { smallest = left }
+            if right < heap.count, heap[right].deadline < heap[smallest].deadline { smallest = right }
+            if smallest == parent { return }
+            heap.swapAt(parent, smallest)
+            parent = smallest
+        }
+    }
+}
