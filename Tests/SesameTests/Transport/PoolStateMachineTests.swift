@@ -69,6 +69,27 @@ import Testing
         }
     }
 
+    @Test func idleConnectionsKnownClosedAreSkippedAndHandedBackForClosing() {
+        var machine = PoolStateMachine<FakeConnection>(limit: 4, idleTimeout: .seconds(10))
+        _ = machine.acquire(origin, waiter: 1, now: start)
+        _ = machine.acquire(origin, waiter: 2, now: start)
+        machine.opened(origin)
+        machine.opened(origin)
+        let open = FakeConnection()
+        let closed = FakeConnection()
+        _ = machine.release(origin, open, reusable: true, now: start)
+        _ = machine.release(origin, closed, reusable: true, now: start + .seconds(1))
+
+        let (action, skipped) = machine.acquire(origin, waiter: 3, now: start + .seconds(2)) { $0 !== closed }
+        guard case .reuse(let reused) = action else {
+            Issue.record("the connection still open is reused")
+            return
+        }
+        #expect(reused === open)
+        #expect(skipped.count == 1 && skipped.first === closed)
+        #expect(machine.counts(origin).idle == 0 && machine.counts(origin).leased == 1)
+    }
+
     @Test func cancelledWaitersLeaveTheLineAndFailedOpensFreeTheirSlot() {
         var machine = PoolStateMachine<FakeConnection>(limit: 1, idleTimeout: .seconds(60))
         _ = machine.acquire(origin, waiter: 1, now: start)

@@ -35,9 +35,11 @@ extension Connection {
             break
         case .endOfFile:
             socketEOF = true
+            knownClosedBox.store(true, ordering: .releasing)
         case .failed(let code):
             // Not failed yet: what arrived before the reset (often an alert) explains it better.
             socketEOF = true
+            knownClosedBox.store(true, ordering: .releasing)
             socketError = SesameError(
                 code == ECONNRESET ? .connectionReset : .ioError,
                 "\(host):\(port): \(errnoText(code))"

@@ -73,6 +73,9 @@ public final class Connection: @unchecked Sendable {
     private let infoBox = LockedValue<TLSConnectionInfo?>(nil)
     private let addressBox = LockedValue<String>("unknown")
     let closedWithoutNotifyBox = Atomic<Bool>(false)
+    /// Set on the loop when the peer ended or reset the stream, or the connection failed or was
+    /// closed; read by the pool before it hands out a kept-alive connection.
+    let knownClosedBox = Atomic<Bool>(false)
 
     enum Phase: Equatable {
         case idle
@@ -163,6 +166,10 @@ public final class Connection: @unchecked Sendable {
 
     /// True when the peer ended the stream without a TLS close_notify (a possible truncation).
     public var closedWithoutNotify: Bool { closedWithoutNotifyBox.load(ordering: .relaxed) }
+
+    /// True once the connection is known to be closed: the peer ended or reset it, or it failed
+    /// or was closed here. A connection idle between requests notices the peer's FIN.
+    var isKnownClosed: Bool { knownClosedBox.load(ordering: .acquiring) }
 
     /// Reads up to `maxLength` decrypted bytes; an empty result is the end of the stream.
     ///
@@ -349,6 +356,7 @@ public final class Connection: @unchecked Sendable {
         guard phase != .closed else { return }
         failure = error
         phase = .closed
+        knownClosedBox.store(true, ordering: .releasing)
         cancelHandshakeTimer()
         if let readWatchdog { loop.cancelTimer(readWatchdog.handle) }
         readWatchdog = nil

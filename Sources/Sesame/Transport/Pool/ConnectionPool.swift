@@ -49,7 +49,11 @@ final class ConnectionPool: Sendable {
             waiters.nextID += 1
             return waiters.nextID
         }
-        let (action, expired) = machine.withLock { $0.acquire(origin, waiter: id, now: .now) }
+        // A kept-alive connection known to be closed (its server closed it while it was idle) is
+        // not handed out: a request that cannot be sent again (a POST) would fail on it.
+        let (action, expired) = machine.withLock {
+            $0.acquire(origin, waiter: id, now: .now, isOpen: { !$0.isKnownClosed })
+        }
         close(expired)
         switch action {
         case .reuse(let connection):
@@ -93,6 +97,9 @@ final class ConnectionPool: Sendable {
             scheduleEviction()
         }
     }
+
+    /// How many idle connections are known to be closed (for tests).
+    var idleConnectionsKnownClosed: Int { machine.withLock { $0.idleConnections.filter(\.isKnownClosed).count } }
 
     /// Closes every idle connection (leased ones close when their requests end).
     func closeIdleConnections() {

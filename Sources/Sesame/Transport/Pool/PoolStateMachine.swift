@@ -41,17 +41,23 @@ struct PoolStateMachine<Connection: AnyObject> {
         self.idleTimeout = idleTimeout
     }
 
-    /// A request for `origin`. Returns expired idle connections to close as well.
+    /// A request for `origin`. Returns idle connections to close as well: expired ones, and those
+    /// `isOpen` says the peer has closed (they are skipped, not handed out).
     mutating func acquire(
         _ origin: Origin,
         waiter: Int,
-        now: ContinuousClock.Instant
+        now: ContinuousClock.Instant,
+        isOpen: (Connection) -> Bool = { _ in true }
     ) -> (action: AcquireAction, expired: [Connection]) {
         var state = origins[origin, default: PerOrigin()]
-        let expired = state.removeExpired(now: now, idleTimeout: idleTimeout)
+        var expired = state.removeExpired(now: now, idleTimeout: idleTimeout)
         defer { origins[origin] = state }
         // Most recently used first: the likeliest to still be open.
-        if let idle = state.idle.popLast() {
+        while let idle = state.idle.popLast() {
+            guard isOpen(idle.connection) else {
+                expired.append(idle.connection)
+                continue
+            }
             state.leased += 1
             return (.reuse(idle.connection), expired)
         }
@@ -139,6 +145,9 @@ struct PoolStateMachine<Connection: AnyObject> {
     }
 
     var hasIdleConnections: Bool { origins.values.contains { !$0.idle.isEmpty } }
+
+    /// Every idle connection (for tests and diagnostics).
+    var idleConnections: [Connection] { origins.values.flatMap { $0.idle.map(\.connection) } }
 
     private mutating func store(_ origin: Origin, _ state: PerOrigin) {
         if state.idle.isEmpty && state.opening == 0 && state.leased == 0 && state.waiters.isEmpty {
