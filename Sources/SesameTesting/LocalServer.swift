@@ -173,12 +173,15 @@ public final class LocalServer: Sendable {
 
     /// Stops accepting and closes every open connection.
     public func shutdown() {
-        let open = state.withLock { state -> Set<Int32> in
+        state.withLock { state in
             state.stopped = true
-            return state.openDescriptors
+            // Under the lock: a connection's thread takes its descriptor out of the set (under the
+            // lock) before closing it, so every number here is still this server's. Shut down after
+            // the lock, a number could already belong to another socket of the process (a client
+            // connection of another test), which then failed with "Broken pipe".
+            for fd in state.openDescriptors { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
         }
         Glibc.shutdown(listenFD, Int32(SHUT_RDWR))
-        for fd in open { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
     }
 
     private func acceptLoop() {
