@@ -1,0 +1,75 @@
+internal import COpenSSL
+import Foundation
+
+// Timers that end a connection, failing it, and releasing its socket and TLS session. Everything
+// here runs on the connection's event loop.
+extension Connection {
+    func armHandshakeTimer() {
+        if let handshakeTimer { loop.cancelTimer(handshakeTimer) }
+        let limit = configuration.handshakeTimeout
+        handshakeTimer = loop.scheduleTimer(after: limit) { [weak self] in
+            guard let self else { return }
+            fail(SesameError(.timeout, "TLS handshake with \(host):\(port) did not finish within \(limit)"))
+        }
+    }
+
+    func cancelHandshakeTimer() {
+        if let handshakeTimer { loop.cancelTimer(handshakeTimer) }
+        handshakeTimer = nil
+    }
+
+    /// Fails every waiting operation with `error` and releases the socket and the TLS session.
+    func fail(_ error: SesameError) {
+        assert(loop.inEventLoop)
+        guard phase != .closed else { return }
+        failure = error
+        phase = .closed
+        knownClosedBox.store(true, ordering: .releasing)
+        cancelHandshakeTimer()
+        if let readWatchdog { loop.cancelTimer(readWatchdog.handle) }
+        readWatchdog = nil
+        connector?.cancel(error)
+        connector = nil
+        if let continuation = connectContinuation {
+            connectContinuation = nil
+            continuation.resume(throwing: error)
+        }
+        if let (_, continuation) = pendingRead {
+            clearPendingRead()
+            continuation.resume(throwing: error)
+        }
+        let writes = pendingWrites
+        pendingWrites.removeAll()
+        for continuation in writes { continuation.resume(throwing: error) }
+        tearDown()
+    }
+
+    func closeNow() {
+        guard phase != .closed else { return }
+        if phase == .established, let ssl {
+            OpenSSLErrorStack.clear()
+            _ = SSL_shutdown(ssl)  // queues close_notify
+            _ = OpenSSLErrorStack.drain()
+            flushOutbound()
+        }
+        fail(SesameError(.connectionClosed, "\(host):\(port): the connection was closed"))
+    }
+
+    func tearDown() {
+        if let socket {
+            if registered { loop.deregister(fd: socket.fd) }
+            registered = false
+            socket.close()
+        }
+        socket = nil
+        if let ssl {
+            SSL_set_ex_data(ssl, TLSCallbacks.connectionIndex, nil)
+            SSL_free(ssl)
+        }
+        ssl = nil
+        readBIO = nil
+        writeBIO = nil
+        outbound = []
+        outboundOffset = 0
+    }
+}
