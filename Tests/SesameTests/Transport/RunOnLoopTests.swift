@@ -22,6 +22,7 @@ import Testing
             try await settle(loop)
             let caller = UInt(pthread_self())
             let wakeUpsBefore = loop.wakeUpCount
+            let turnsBefore = loop.callerTurns
             let seen = Recorder<(thread: UInt, onLoop: Bool)>()
             loop.runOnLoop { seen.append((UInt(pthread_self()), loop.inEventLoop)) }
             guard let first = seen.all.first, first.thread == caller else {
@@ -29,6 +30,7 @@ import Testing
                 continue
             }
             ranInline = true
+            #expect(loop.callerTurns == turnsBefore + 1)
             #expect(first.onLoop)
             #expect(loop.wakeUpCount == wakeUpsBefore)
         }
