@@ -1,8 +1,10 @@
+#define _GNU_SOURCE
 #include "CSesameShims.h"
 
 #include <openssl/crypto.h>
 #include <openssl/opensslv.h>
 #include <openssl/provider.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,6 +179,12 @@ int CSesameShims_epoll_wait(int epfd, uint32_t *events, uint64_t *data, int capa
     return count;
 }
 int CSesameShims_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
+int CSesameShims_wait_readable(int fd, long nanoseconds) {
+    struct pollfd descriptor = {.fd = fd, .events = POLLIN, .revents = 0};
+    struct timespec limit = {.tv_sec = nanoseconds / 1000000000L, .tv_nsec = nanoseconds % 1000000000L};
+    int result = ppoll(&descriptor, 1, &limit, NULL);
+    return result > 0 ? 1 : result;
+}
 uint32_t CSesameShims_EPOLLIN(void) { return EPOLLIN; }
 uint32_t CSesameShims_EPOLLOUT(void) { return EPOLLOUT; }
 uint32_t CSesameShims_EPOLLERR(void) { return EPOLLERR; }

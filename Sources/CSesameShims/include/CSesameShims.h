@@ -99,6 +99,9 @@ int CSesameShims_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t d
 /// Waits; writes up to `capacity` (events, data) pairs into the two arrays.
 int CSesameShims_epoll_wait(int epfd, uint32_t *events, uint64_t *data, int capacity, int timeoutMilliseconds);
 int CSesameShims_eventfd(void);
+/// Waits up to `nanoseconds` for `fd` to become readable (or fail, or hang up) with ppoll(2).
+/// Returns 1 when it did, 0 on timeout, -1 with errno set on error (EINTR included).
+int CSesameShims_wait_readable(int fd, long nanoseconds);
 uint32_t CSesameShims_EPOLLIN(void);
 uint32_t CSesameShims_EPOLLOUT(void);
 uint32_t CSesameShims_EPOLLERR(void);

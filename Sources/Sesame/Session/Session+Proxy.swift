@@ -20,6 +20,7 @@ extension Session {
             tls: peer.usesTLS ? configuration.tls : nil,
             hooks: handshakeHooks,
             connectTimeout: configuration.connectTimeout,
+            inlineWaitLimit: configuration.inlineWaitLimit,
             on: loop
         )
     }
@@ -60,6 +61,7 @@ extension Session {
                 tls: proxy.isTLS ? configuration.tls : nil,
                 hooks: handshakeHooks,
                 connectTimeout: configuration.connectTimeout,
+                inlineWaitLimit: configuration.inlineWaitLimit,
                 on: loop
             )
             let response: HTTPResponse

@@ -11,8 +11,9 @@ extension Session {
         let deadline = ContinuousClock.now + configuration.resourceTimeout
         do {
             // The exchange runs where the caller runs: its writes and reads take the event loop's
-            // place while the loop waits (`EventLoop.runOnLoop`), so the loop thread wakes only
-            // for answers. A caller running on the loop itself makes no thread hop at all.
+            // place while the loop waits (`EventLoop.runOnLoop`), and a quick answer is waited for
+            // on the caller's thread (`Connection+InlineWait.swift`). A caller running on the loop
+            // itself makes no thread hop at all.
             return try await follow(task, deadline: deadline, notifyingDelegates: notifyingDelegates, sink: sink)
         } catch is CancellationError {
             throw SesameError(.cancelled, "the task was cancelled")

@@ -15,11 +15,12 @@ public final class Session: Sendable {
     let loop: EventLoop
 
     /// The event loop that owns the session's connections. A task elsewhere sends its request
-    /// from its own thread while the loop waits, and gets the answer back through one wake-up of
-    /// a Swift concurrency thread. A request loop that runs on the event loop itself
-    /// (`withTaskExecutorPreference(session.eventLoop) { … }`) makes no thread hop at all (about
-    /// 30 % less CPU per keep-alive request here); code run there must not block, since every
-    /// connection of the loop waits for it.
+    /// from its own thread while the loop waits and, when the answer is expected within
+    /// ``SessionConfiguration/inlineWaitLimit``, waits for it there too, so a keep-alive request
+    /// costs one thread wake-up, as with a blocking client. A request loop that runs on the event
+    /// loop itself (`withTaskExecutorPreference(session.eventLoop) { … }`) never holds a Swift
+    /// concurrency thread while it waits; code run there must not block, since every connection
+    /// of the loop waits for it.
     public var eventLoop: EventLoop { loop }
     let pool: ConnectionPool
     let preemptive = PreemptiveAuthentication()

@@ -9,6 +9,13 @@ extension Connection {
 
     func socketEvent(_ events: UInt32) {
         guard phase != .closed else { return }
+        guard !inlineWaiting else {
+            // A caller's thread waits for this socket and reads it itself: leave its bytes to it
+            // (this event was taken before the wait began).
+            if events & EpollEvents.writable != 0 { flushOutbound() }
+            updateInterest()
+            return
+        }
         if events & EpollEvents.readable != 0, phase == .established, pendingRead == nil {
             unsolicitedInput = true
         }
@@ -108,14 +115,18 @@ extension Connection {
         guard let socket, registered, phase != .closed else { return }
         var interest: UInt32 = 0
         if outboundOffset < outbound.count { interest |= EpollEvents.writable }
-        let wantsBytes =
-            (phase == .handshaking && !awaitingDecision) || (phase == .established && pendingRead != nil)
-        // Between the reads of a keep-alive connection the socket stays watched for reading (two
-        // epoll_ctl calls fewer per request) until bytes arrive that nobody waits for: then it is
-        // not watched again before the next read, so an idle connection buffers at most one read.
-        let keepsWatching =
-            phase == .established && watchedInterest & EpollEvents.readable != 0 && !unsolicitedInput
-        if (wantsBytes || keepsWatching) && !socketEOF { interest |= EpollEvents.readable }
+        // An established connection stays watched for reading between reads too (two epoll_ctl
+        // calls fewer per request, and the pool learns when the peer closes an idle connection)
+        // until bytes arrive that nobody waits for: then it is not watched again before the next
+        // read, so an idle connection buffers at most one read. Not while a caller's thread waits
+        // for the bytes itself.
+        let watchesReading: Bool
+        switch phase {
+        case .handshaking: watchesReading = !awaitingDecision
+        case .established: watchesReading = !inlineWaiting && (pendingRead != nil || !unsolicitedInput)
+        case .idle, .connecting, .closed: watchesReading = false
+        }
+        if watchesReading && !socketEOF { interest |= EpollEvents.readable }
         if socketEOF && interest == 0 {
             // A closed peer keeps the socket readable (and may report HUP): stop watching it.
             loop.deregister(fd: socket.fd)
@@ -253,7 +264,11 @@ extension Connection {
             readFromSocket()
             serveRead()
         }
-        if pendingRead != nil, let timeout { watchRead(until: .now + timeout, timeout: timeout) }
+        if pendingRead != nil {
+            let now = ContinuousClock.now
+            waitStartedAt = now
+            if let timeout { watchRead(until: now + timeout, timeout: timeout) }
+        }
         updateInterest()
     }
 
@@ -332,6 +347,7 @@ extension Connection {
     func clearPendingRead() {
         pendingRead = nil
         readDeadline = nil
+        readAnswered()
     }
 
     func endOfStream(closeNotify: Bool) {

@@ -28,6 +28,7 @@ extension Connection {
             hooks: .default,
             context: nil,
             connectTimeout: transport.connectTimeout,
+            inlineWaitLimit: .zero,  // its reads are a relay's, always waiting
             loop: loop
         )
         let inner = Connection(
@@ -37,6 +38,7 @@ extension Connection {
             hooks: hooks,
             context: try TLSContext.shared(for: tls),
             connectTimeout: transport.connectTimeout,
+            inlineWaitLimit: transport.inlineWaitLimit,
             loop: loop
         )
         let address = "\(transport.remoteAddressDescription) (tunnel)"

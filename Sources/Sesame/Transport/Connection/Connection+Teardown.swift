@@ -57,6 +57,10 @@ extension Connection {
 
     func tearDown() {
         if let socket {
+            if inlineWaiting {
+                inlineWaiting = false
+                Glibc.shutdown(socket.fd, Int32(SHUT_RDWR))  // wakes the caller's thread waiting on it
+            }
             if registered { loop.deregister(fd: socket.fd) }
             registered = false
             socket.close()

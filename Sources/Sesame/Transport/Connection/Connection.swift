@@ -60,10 +60,23 @@ public final class Connection: @unchecked Sendable {
     var watchedInterest: UInt32 = 0
     /// Bytes arrived while no read was waiting: stop watching until the next read.
     var unsolicitedInput = false
+    /// A caller's thread waits in ppoll(2) for the waiting read's bytes: the loop does not watch
+    /// the socket for reading meanwhile (see `Connection+InlineWait.swift`).
+    var inlineWaiting = false
+    /// The longest a caller's thread waits for bytes itself; zero: never.
+    let inlineWaitLimit: Duration
+    /// The peer's last answer came within `inlineWaitLimit` (or none was measured yet).
+    var answersQuickly = true
+    /// When the waiting read started waiting for bytes (to measure how quickly they came).
+    var waitStartedAt: ContinuousClock.Instant?
     var failure: SesameError?
     var lastEvaluation: TrustEvaluationResult?
     var connectContinuation: CheckedContinuation<Void, any Error>?
-    var pendingRead: (maxLength: Int, continuation: CheckedContinuation<[UInt8], any Error>)?
+    var pendingRead: (maxLength: Int, continuation: CheckedContinuation<[UInt8], any Error>)? {
+        didSet {
+            if (oldValue == nil) != (pendingRead == nil) { loop.waitingReads += pendingRead == nil ? -1 : 1 }
+        }
+    }
     var pendingWrites: [CheckedContinuation<Void, any Error>] = []
     var outbound: [UInt8] = []
     var outboundOffset = 0
@@ -92,6 +105,7 @@ public final class Connection: @unchecked Sendable {
         hooks: TLSHandshakeHooks,
         context: TLSContext?,
         connectTimeout: Duration,
+        inlineWaitLimit: Duration = .milliseconds(1),
         loop: EventLoop
     ) {
         self.host = host
@@ -99,6 +113,7 @@ public final class Connection: @unchecked Sendable {
         self.configuration = tls ?? .makeClientConfiguration()
         self.usesTLS = tls != nil
         self.connectTimeout = connectTimeout
+        self.inlineWaitLimit = inlineWaitLimit
         self.hooks = hooks
         self.context = context
         self.loop = loop
@@ -121,6 +136,9 @@ public final class Connection: @unchecked Sendable {
     ///   - tls: versions, ALPN, trust roots, handshake timeout; `nil` for plain TCP.
     ///   - hooks: the asynchronous decisions; default handling when a hook is `nil`.
     ///   - connectTimeout: time allowed for the TCP connection (all resolved addresses together).
+    ///   - inlineWaitLimit: how long a task's thread may wait for a read's bytes itself, instead of
+    ///     suspending until the loop delivers them (see ``SessionConfiguration/inlineWaitLimit``);
+    ///     `.zero`: never.
     ///   - loop: the event loop that will own the connection.
     /// - Throws: ``SesameError`` with code ``SesameError/Code/serverTrustRejected``,
     ///   ``SesameError/Code/clientCertificateRequired``, ``SesameError/Code/connectTimeout``, ...;
@@ -131,6 +149,7 @@ public final class Connection: @unchecked Sendable {
         tls: TLSConfiguration? = .makeClientConfiguration(),
         hooks: TLSHandshakeHooks = .default,
         connectTimeout: Duration = .seconds(30),
+        inlineWaitLimit: Duration = .milliseconds(1),
         on loop: EventLoop = .shared
     ) async throws -> Connection {
         guard (1...65535).contains(port) else { throw SesameError(.invalidArgument, "port \(port) is out of range") }
@@ -143,6 +162,7 @@ public final class Connection: @unchecked Sendable {
             hooks: hooks,
             context: context,
             connectTimeout: connectTimeout,
+            inlineWaitLimit: inlineWaitLimit,
             loop: loop
         )
         try await withTaskCancellationHandler {
@@ -182,18 +202,8 @@ public final class Connection: @unchecked Sendable {
     public func read(maxLength: Int = 16_384, timeout: Duration? = nil) async throws -> [UInt8] {
         guard maxLength > 0 else { throw SesameError(.invalidArgument, "maxLength must be positive") }
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
-                let posted = loop.runOnLoop {
-                    self.startRead(
-                        maxLength: maxLength,
-                        timeout: timeout,
-                        drainingSocket: true,
-                        continuation: continuation
-                    )
-                }
-                if !posted {
-                    continuation.resume(throwing: SesameError(.eventLoopShutDown, "the event loop has shut down"))
-                }
+            try await reading { continuation in
+                self.startRead(maxLength: maxLength, timeout: timeout, drainingSocket: true, continuation: continuation)
             }
         } onCancel: {
             loop.execute { self.fail(SesameError(.cancelled, "a read from \(self.host):\(self.port) was cancelled")) }
@@ -211,13 +221,8 @@ public final class Connection: @unchecked Sendable {
     {
         guard maxLength > 0 else { throw SesameError(.invalidArgument, "maxLength must be positive") }
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
-                let posted = loop.runOnLoop {
-                    self.startWriteThenRead(bytes, maxLength: maxLength, timeout: timeout, continuation: continuation)
-                }
-                if !posted {
-                    continuation.resume(throwing: SesameError(.eventLoopShutDown, "the event loop has shut down"))
-                }
+            try await reading { continuation in
+                self.startWriteThenRead(bytes, maxLength: maxLength, timeout: timeout, continuation: continuation)
             }
         } onCancel: {
             loop.execute {

@@ -57,6 +57,8 @@ public final class EventLoop: @unchecked Sendable {
         var plannedWake: ContinuousClock.Instant?
         /// A caller holding the loop scheduled a timer earlier than `plannedWake`.
         var wakeNeeded = false
+        /// Reads waiting for bytes on this loop's connections.
+        var waitingReads = 0
     }
 
     private struct Registration {
@@ -115,7 +117,7 @@ public final class EventLoop: @unchecked Sendable {
     public var inEventLoop: Bool { ownerThreadID.load(ordering: .acquiring) == UInt(pthread_self()) }
 
     /// True on the loop's own thread (also while it waits).
-    private var onLoopThread: Bool { loopThreadID.load(ordering: .acquiring) == UInt(pthread_self()) }
+    var isLoopThread: Bool { loopThreadID.load(ordering: .acquiring) == UInt(pthread_self()) }
 
     /// Runs `work` on the loop thread, after work posted earlier.
     /// - Returns: `false` when the loop has shut down and `work` will not run.
@@ -141,15 +143,20 @@ public final class EventLoop: @unchecked Sendable {
     /// - Returns: `false` when the loop has shut down and `work` will not run.
     @discardableResult
     func runOnLoop(_ work: @escaping @Sendable () -> Void) -> Bool {
-        if inEventLoop {
-            work()
-            return true
-        }
-        let ran = ownership.withLockIfAvailable { turns -> Bool in
-            guard queue.withLock({ $0.state == .running }) else { return false }
+        if runInline(work) != nil { return true }
+        return execute(work)
+    }
+
+    /// Runs `work` on the loop now, on this thread: when already on the loop, or when the loop
+    /// waits for events (as ``runOnLoop(_:)`` does). Returns nil, without running it, when the loop
+    /// is busy or has shut down.
+    func runInline<Result>(_ work: () -> Result) -> Result? {
+        if inEventLoop { return work() }
+        let result = ownership.withLockIfAvailable { turns -> Result? in
+            guard queue.withLock({ $0.state == .running }) else { return nil }
             turns += 1
             ownerThreadID.store(UInt(pthread_self()), ordering: .releasing)
-            work()
+            let result = work()
             ownerThreadID.store(0, ordering: .releasing)
             // Work posted meanwhile already woke the loop (see `execute`); an earlier timer has not.
             if confined.wakeNeeded {
@@ -157,10 +164,9 @@ public final class EventLoop: @unchecked Sendable {
                 var one: UInt64 = 1
                 _ = write(wakeFD, &one, 8)
             }
-            return true
+            return result
         }
-        if ran == true { return true }
-        return execute(work)
+        return result ?? nil
     }
 
     /// How many times a caller's thread did the loop's work (for tests).
@@ -212,6 +218,18 @@ public final class EventLoop: @unchecked Sendable {
         _ = CSesameShims_epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, 0, 0)
     }
 
+    /// How many reads wait for bytes on this loop's connections (kept by the connections).
+    var waitingReads: Int {
+        get {
+            assert(inEventLoop)
+            return confined.waitingReads
+        }
+        set {
+            assert(inEventLoop)
+            confined.waitingReads = newValue
+        }
+    }
+
     /// Runs `work` on the loop after `delay`, unless cancelled first.
     func scheduleTimer(after delay: Duration, _ work: @escaping () -> Void) -> TimerHandle {
         scheduleTimer(at: ContinuousClock.now + delay, work)
@@ -220,7 +238,7 @@ public final class EventLoop: @unchecked Sendable {
     /// Runs `work` on the loop at `deadline`, unless cancelled first.
     func scheduleTimer(at deadline: ContinuousClock.Instant, _ work: @escaping () -> Void) -> TimerHandle {
         assert(inEventLoop)
-        if !onLoopThread, confined.plannedWake.map({ deadline < $0 }) ?? true {
+        if !isLoopThread, confined.plannedWake.map({ deadline < $0 }) ?? true {
             confined.wakeNeeded = true  // the waiting loop must compute its wait again
         }
         return confined.timers.schedule(at: deadline, work)

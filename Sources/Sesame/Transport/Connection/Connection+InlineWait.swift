@@ -1,0 +1,97 @@
+internal import CSesameShims
+import Foundation
+
+// Waiting for an answer on the caller's thread.
+//
+// A task that writes a request while the loop sleeps does the loop's work itself (`runInline`).
+// Left to the loop, the answer would then cost two thread wake-ups: the loop thread's, woken by
+// epoll, and a Swift concurrency thread's, to continue the task. When the answer is expected
+// soon, the caller's thread instead waits for it in ppoll(2) for at most `inlineWaitLimit` (the
+// loop stops watching the socket meanwhile), then reads it and continues at once: one wake-up, as
+// a blocking client has. This blocks a concurrency thread, so it happens only while it is cheap:
+// - the peer's previous answer on this connection came within the limit (1 ms by default);
+// - no other read waits on this loop (the loop's other connections are not kept waiting, and
+//   many concurrent tasks do not each hold a thread);
+// - and never on the loop's own thread.
+// When the limit passes, the read goes back to the loop as usual.
+extension Connection {
+    /// Reads through `start` (which starts a read on the loop), waiting for the answer on this
+    /// thread when that is worthwhile.
+    func reading(
+        _ start: @escaping @Sendable (CheckedContinuation<[UInt8], any Error>) -> Void
+    ) async throws -> [UInt8] {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
+            let inline = loop.runInline { () -> Int32? in
+                start(continuation)
+                return self.beginInlineWait()
+            }
+            if let inline {
+                if let descriptor = inline { self.waitInline(on: descriptor) }
+                return
+            }
+            if !loop.execute({ start(continuation) }) {
+                continuation.resume(throwing: SesameError(.eventLoopShutDown, "the event loop has shut down"))
+            }
+        }
+    }
+
+    /// On the loop, on a caller's thread that has just started a read: when the read waits and
+    /// waiting for it here is worthwhile (see above), stops watching the socket and returns its
+    /// descriptor. Nil: the loop serves the read.
+    private func beginInlineWait() -> Int32? {
+        guard inlineWaitLimit > .zero, answersQuickly, pendingRead != nil, loop.waitingReads == 1,
+            phase == .established, !socketEOF, let socket, !loop.isLoopThread
+        else { return nil }
+        inlineWaiting = true
+        updateInterest()
+        return socket.fd
+    }
+
+    /// Waits for `descriptor` to become readable, then serves the read on the loop; gives the read
+    /// back to the loop when the limit passes (or the loop is busy when the bytes arrive).
+    private func waitInline(on descriptor: Int32) {
+        let deadline = ContinuousClock.now + inlineWaitLimit
+        while true {
+            let left = (deadline - ContinuousClock.now).components
+            let nanoseconds = max(0, left.seconds * 1_000_000_000 + left.attoseconds / 1_000_000_000)
+            // The descriptor stays open while this waits: only the loop closes it, and it wakes
+            // this wait first (see `tearDown`).
+            let ready = CSesameShims_wait_readable(descriptor, Int(nanoseconds)) != 0
+            let finished = loop.runInline { () -> Bool in
+                guard inlineWaiting else { return true }  // the connection failed or closed meanwhile
+                if ready {
+                    readFromSocket()
+                    serveRead()
+                }
+                guard pendingRead != nil, phase == .established, ContinuousClock.now < deadline else {
+                    endInlineWait()
+                    return true
+                }
+                return false
+            }
+            guard let finished else {
+                loop.execute { self.endInlineWait() }
+                return
+            }
+            if finished { return }
+        }
+    }
+
+    /// Hands the read (if still waiting) back to the loop.
+    private func endInlineWait() {
+        guard inlineWaiting else { return }
+        inlineWaiting = false
+        if pendingRead != nil {
+            answersQuickly = false
+            readFromSocket()
+        }
+        progress()
+    }
+
+    /// Notes how long the read that is being answered waited for its bytes.
+    func readAnswered() {
+        guard let started = waitStartedAt else { return }
+        waitStartedAt = nil
+        answersQuickly = ContinuousClock.now - started < inlineWaitLimit
+    }
+}

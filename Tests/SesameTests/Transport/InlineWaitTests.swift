@@ -1,0 +1,229 @@
+import Foundation
+import SesameTesting
+import Testing
+
+@testable import Sesame
+
+/// A task's thread waits for a quick answer itself (`inlineWaitLimit`) instead of suspending until
+/// the loop delivers it, only when that is cheap, and never past the limit.
+///
+/// The limits here are far above the default (1 ms), so that what ends a wait is visible; they
+/// stay a few seconds at most, since a waiting thread is one the other tests running in parallel
+/// do not have.
+@Suite struct InlineWaitTests {
+    private let request = Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+
+    /// A server answering "x" to each request, after `delay` when one is given for that request
+    /// (numbered from 0).
+    private func server(delays: @escaping @Sendable (Int) -> Duration? = { _ in nil }) throws -> LocalServer {
+        let count = LockedValue(0)
+        var configuration = LocalServer.Configuration.plainHTTP
+        configuration.handler = { _ in
+            let index = count.withLock { value -> Int in
+                defer { value += 1 }
+                return value
+            }
+            var response = LocalServer.Response.raw("x", thenClose: false)
+            response.delay = delays(index)
+            return response
+        }
+        return try LocalServer(configuration)
+    }
+
+    /// Waits until the loop has run everything posted so far (it then waits in epoll_wait).
+    private func settle(_ loop: EventLoop) async throws {
+        await withCheckedContinuation { continuation in loop.execute { continuation.resume() } }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+
+    private func answersQuickly(_ connection: Connection) async -> Bool {
+        await withCheckedContinuation { continuation in
+            connection.loop.execute { continuation.resume(returning: connection.answersQuickly) }
+        }
+    }
+
+    @Test func aQuickAnswerIsReadOnTheCallersThreadWithoutWakingTheLoop() async throws {
+        let server = try server()
+        defer { server.shutdown() }
+        let loop = try EventLoop(name: "inline")
+        defer { loop.shutdown() }
+        let connection = try await Connection.connect(
+            host: "127.0.0.1",
+            port: server.port,
+            tls: nil,
+            inlineWaitLimit: .seconds(2),
+            on: loop
+        )
+        // The loop may be between waits when an exchange starts (then it serves the read itself);
+        // it waits most of the time, so most exchanges run on the caller's thread alone.
+        var quiet = 0
+        for _ in 0..<20 {
+            try await settle(loop)
+            let wakeUpsBefore = loop.wakeUpCount
+            #expect(try await connection.writeThenRead(request) == Array("x".utf8))
+            if loop.wakeUpCount == wakeUpsBefore { quiet += 1 }
+        }
+        #expect(quiet >= 10)
+        #expect(await answersQuickly(connection))
+        await connection.close()
+    }
+
+    @Test func aZeroLimitLeavesEveryAnswerToTheLoop() async throws {
+        let server = try server()
+        defer { server.shutdown() }
+        let loop = try EventLoop(name: "no-inline")
+        defer { loop.shutdown() }
+        let connection = try await Connection.connect(
+            host: "127.0.0.1",
+            port: server.port,
+            tls: nil,
+            inlineWaitLimit: .zero,
+            on: loop
+        )
+        for _ in 0..<5 {
+            try await settle(loop)
+            let wakeUpsBefore = loop.wakeUpCount
+            #expect(try await connection.writeThenRead(request) == Array("x".utf8))
+            #expect(loop.wakeUpCount > wakeUpsBefore)
+        }
+        await connection.close()
+    }
+
+    @Test func aSlowAnswerGoesBackToTheLoopUntilAnAnswerComesQuicklyAgain() async throws {
+        // The first answer takes 300 ms, the next ones none.
+        let server = try server { $0 == 0 ? .milliseconds(300) : nil }
+        defer { server.shutdown() }
+        let loop = try EventLoop(name: "slow")
+        defer { loop.shutdown() }
+        let connection = try await Connection.connect(
+            host: "127.0.0.1",
+            port: server.port,
+            tls: nil,
+            inlineWaitLimit: .milliseconds(100),
+            on: loop
+        )
+        let started = ContinuousClock.now
+        #expect(try await connection.writeThenRead(request) == Array("x".utf8))
+        #expect(ContinuousClock.now - started >= .milliseconds(300))
+        #expect(!(await answersQuickly(connection)))
+        // The loop serves the next read; its quick answer lets later ones wait on the caller's thread.
+        try await settle(loop)
+        var wakeUpsBefore = loop.wakeUpCount
+        #expect(try await connection.writeThenRead(request) == Array("x".utf8))
+        #expect(loop.wakeUpCount > wakeUpsBefore)
+        #expect(await answersQuickly(connection))
+        var quiet = false
+        for _ in 0..<20 where !quiet {
+            try await settle(loop)
+            wakeUpsBefore = loop.wakeUpCount
+            #expect(try await connection.writeThenRead(request) == Array("x".utf8))
+            quiet = loop.wakeUpCount == wakeUpsBefore
+        }
+        #expect(quiet)
+        await connection.close()
+    }
+
+    @Test func anotherWaitingReadOnTheLoopKeepsCallersOffTheirThreads() async throws {
+        var stalling = LocalServer.Configuration.plainHTTP
+        stalling.handler = { _ in .stall }
+        let stalled = try LocalServer(stalling)
+        defer { stalled.shutdown() }
+        let server = try server()
+        defer { server.shutdown() }
+        let loop = try EventLoop(name: "shared")
+        defer { loop.shutdown() }
+        let waiting = try await Connection.connect(host: "127.0.0.1", port: stalled.port, tls: nil, on: loop)
+        let reader = Task { try await waiting.writeThenRead(request) }
+        let connection = try await Connection.connect(
+            host: "127.0.0.1",
+            port: server.port,
+            tls: nil,
+            inlineWaitLimit: .seconds(2),
+            on: loop
+        )
+        try await Task.sleep(for: .milliseconds(100))  // the stalled read waits on the loop by now
+        for _ in 0..<5 {
+            try await settle(loop)
+            let wakeUpsBefore = loop.wakeUpCount
+            #expect(try await connection.writeThenRead(request) == Array("x".utf8))
+            #expect(loop.wakeUpCount > wakeUpsBefore)
+        }
+        reader.cancel()
+        _ = await reader.result
+        await connection.close()
+    }
+
+    @Test func cancellingATaskWaitingOnItsThreadEndsTheWaitAtOnce() async throws {
+        var configuration = LocalServer.Configuration.plainHTTP
+        configuration.handler = { _ in .stall }
+        let server = try LocalServer(configuration)
+        defer { server.shutdown() }
+        let loop = try EventLoop(name: "cancel")
+        defer { loop.shutdown() }
+        let connection = try await Connection.connect(
+            host: "127.0.0.1",
+            port: server.port,
+            tls: nil,
+            inlineWaitLimit: .seconds(5),
+            on: loop
+        )
+        let request = request
+        let started = ContinuousClock.now
+        let task = Task { try await connection.writeThenRead(request) }
+        // Cancelled from a thread of its own: the task holds one of the few concurrency threads.
+        Thread.detachNewThread {
+            Thread.sleep(forTimeInterval: 0.2)
+            task.cancel()
+        }
+        let result = await task.result
+        #expect(throws: SesameError.self) { try result.get() }
+        #expect((try? result.get()) == nil)
+        if case .failure(let error as SesameError) = result { #expect(error.code == .cancelled) }
+        #expect(ContinuousClock.now - started < .seconds(4))
+    }
+
+    @Test func aReadTimeoutEndsAWaitOnTheCallersThread() async throws {
+        var configuration = LocalServer.Configuration.plainHTTP
+        configuration.handler = { _ in .stall }
+        let server = try LocalServer(configuration)
+        defer { server.shutdown() }
+        let loop = try EventLoop(name: "timeout")
+        defer { loop.shutdown() }
+        let connection = try await Connection.connect(
+            host: "127.0.0.1",
+            port: server.port,
+            tls: nil,
+            inlineWaitLimit: .seconds(5),
+            on: loop
+        )
+        let started = ContinuousClock.now
+        var error: SesameError?
+        do {
+            _ = try await connection.writeThenRead(request, timeout: .milliseconds(200))
+        } catch let caught as SesameError {
+            error = caught
+        }
+        #expect(error?.code == .timeout)
+        #expect(ContinuousClock.now - started < .seconds(4))
+    }
+
+    @Test func aSessionWithAZeroLimitLeavesAnswersToItsLoop() async throws {
+        var configuration = LocalServer.Configuration.plainHTTP
+        configuration.handler = { _ in .text("ok") }
+        let server = try LocalServer(configuration)
+        defer { server.shutdown() }
+        var sessionConfiguration = SessionConfiguration()
+        sessionConfiguration.inlineWaitLimit = .zero
+        sessionConfiguration.proxy = .none
+        let session = Session(configuration: sessionConfiguration)
+        let url = try #require(URL(string: "http://127.0.0.1:\(server.port)/"))
+        _ = try await session.data(for: HTTPRequest(url: url))
+        for _ in 0..<3 {
+            try await settle(session.eventLoop)
+            let wakeUpsBefore = session.eventLoop.wakeUpCount
+            let (body, response) = try await session.data(for: HTTPRequest(url: url))
+            #expect(response.status == 200 && body == Data("ok".utf8))
+            #expect(session.eventLoop.wakeUpCount > wakeUpsBefore)
+        }
+    }
+}
