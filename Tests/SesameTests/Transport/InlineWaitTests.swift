@@ -123,6 +123,39 @@ import Testing
         await connection.close()
     }
 
+    @Test func waitsThatRunOutSendTheNextReadsThroughTheLoopForLongerEachTime() async throws {
+        // Requests 0 and 3 are answered late, the others at once.
+        let server = try server { [0, 3].contains($0) ? .milliseconds(1500) : nil }
+        defer { server.shutdown() }
+        let loop = try EventLoop(name: "backoff")
+        defer { loop.shutdown() }
+        let connection = try await Connection.connect(
+            host: "127.0.0.1",
+            port: server.port,
+            tls: nil,
+            inlineWaitLimit: .milliseconds(500),
+            on: loop
+        )
+        var states: [String] = []
+        for _ in 0..<8 {
+            try await settle(loop)
+            #expect(try await connection.writeThenRead(request) == Array("x".utf8))
+            states.append(
+                await withCheckedContinuation { continuation in
+                    loop.execute {
+                        let backoff = connection.inlineWaitBackoff
+                        continuation.resume(returning: "\(backoff.skipsLeft)/\(backoff.length)")
+                    }
+                }
+            )
+        }
+        // 0 runs out (1 read through the loop to come); 1 is late-marked, so the loop serves it
+        // and finds it quick; 2 is the read through the loop; 3 runs out again (2 to come); 4 is
+        // served by the loop; 5 and 6 are the two; 7 is waited for on the caller's thread again.
+        #expect(states == ["1/1", "1/1", "0/1", "2/2", "2/2", "1/2", "0/2", "0/0"])
+        await connection.close()
+    }
+
     @Test func anotherWaitingReadOnTheLoopKeepsCallersOffTheirThreads() async throws {
         var stalling = LocalServer.Configuration.plainHTTP
         stalling.handler = { _ in .stall }

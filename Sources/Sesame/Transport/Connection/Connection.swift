@@ -67,6 +67,9 @@ public final class Connection: @unchecked Sendable {
     let inlineWaitLimit: Duration
     /// The peer's last answer came within `inlineWaitLimit` (or none was measured yet).
     var answersQuickly = true
+    /// Reads left to serve through the loop after a wait on a caller's thread ran out, and how
+    /// many the last such run-out imposed (doubled by each one after it, see `endInlineWait`).
+    var inlineWaitBackoff = (skipsLeft: 0, length: 0)
     /// When the waiting read started waiting for bytes (to measure how quickly they came).
     var waitStartedAt: ContinuousClock.Instant?
     var failure: SesameError?
