@@ -2,9 +2,11 @@ import Foundation
 
 extension Session {
     /// Runs `task` to its final response, following redirects, and streams the body into `sink`.
+    /// `expecting` learns the final body's length before its bytes, when it is known.
     func run(
         _ task: SessionTask,
         notifyingDelegates: Bool = false,
+        expecting: ((Int) -> Void)? = nil,
         sink: @escaping ([UInt8]) async throws -> Void
     ) async throws -> HTTPResponse {
         defer { task.complete() }
@@ -14,7 +16,13 @@ extension Session {
             // place while the loop waits (`EventLoop.runOnLoop`), and a quick answer is waited for
             // on the caller's thread (`Connection+InlineWait.swift`). A caller running on the loop
             // itself makes no thread hop at all.
-            return try await follow(task, deadline: deadline, notifyingDelegates: notifyingDelegates, sink: sink)
+            return try await follow(
+                task,
+                deadline: deadline,
+                notifyingDelegates: notifyingDelegates,
+                expecting: expecting,
+                sink: sink
+            )
         } catch is CancellationError {
             throw SesameError(.cancelled, "the task was cancelled")
         } catch let error as SesameError where error.code == .cancelled && task.isCancelled {
@@ -26,6 +34,7 @@ extension Session {
         _ task: SessionTask,
         deadline: ContinuousClock.Instant,
         notifyingDelegates: Bool,
+        expecting: ((Int) -> Void)?,
         sink: @escaping ([UInt8]) async throws -> Void
     ) async throws -> HTTPResponse {
         var (request, origin) = try validated(task.originalRequest)
@@ -180,6 +189,7 @@ extension Session {
                 reader.abandon()
                 throw SesameError(.cancelled, "the delegate cancelled the task at the response")
             }
+            if let expecting, let length = reader.bodyLength { expecting(length) }
             while let chunk = try await reader.next() {
                 task.received(chunk.count)
                 bodyCheck?.update(chunk)

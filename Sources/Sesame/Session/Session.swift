@@ -86,9 +86,18 @@ public final class Session: Sendable {
         let task = SessionTask(request: request, delegate: delegate)
         task.markRunning()
         var data = Data()
-        let response = try await run(task) { chunk in data.append(contentsOf: chunk) }
+        let response = try await run(
+            task,
+            // Room for the whole body at once (not grown by copying), up to a bound a server's
+            // claim alone cannot push past.
+            expecting: { length in data.reserveCapacity(min(length, Self.largestReservation)) },
+            sink: { chunk in data.append(contentsOf: chunk) }
+        )
         return (data, response)
     }
+
+    /// The most memory a body's announced length reserves before its bytes arrive.
+    static let largestReservation = 16 << 20
 
     /// GETs `url`.
     public func data(from url: URL, delegate: (any SessionTaskDelegate)? = nil) async throws -> (Data, HTTPResponse) {

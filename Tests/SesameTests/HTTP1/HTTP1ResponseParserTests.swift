@@ -61,6 +61,21 @@ import Testing
         #expect(end(events)?.reusable == true)
     }
 
+    @Test func theBytesAContentLengthStillAnnouncesAreKnownOnlyForThatFraming() throws {
+        var parser = HTTP1ResponseParser(requestMethod: "GET")
+        _ = try parser.feed(Array("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc".utf8))
+        #expect(parser.fixedBodyRemaining == 7)
+        _ = try parser.feed(Array("defghij".utf8))
+        #expect(parser.fixedBodyRemaining == nil)
+        #expect(parser.isComplete)
+        var head = HTTP1ResponseParser(requestMethod: "HEAD")
+        _ = try head.feed(Array("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n".utf8))
+        #expect(head.fixedBodyRemaining == nil)
+        var chunked = HTTP1ResponseParser(requestMethod: "GET")
+        _ = try chunked.feed(Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".utf8))
+        #expect(chunked.fixedBodyRemaining == nil)
+    }
+
     @Test func chunkedBodiesWithExtensionsAndTrailers() throws {
         let text =
             "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"

@@ -59,6 +59,12 @@ struct HTTP1ResponseParser {
         return false
     }
 
+    /// Body bytes still to come of a body framed by Content-Length; nil for other framings.
+    var fixedBodyRemaining: UInt64? {
+        if case .fixedBody(let remaining) = state { return remaining }
+        return nil
+    }
+
     /// Feeds bytes from the connection; returns what they completed.
     mutating func feed(_ bytes: [UInt8]) throws -> [Event] {
         if case .done = state {

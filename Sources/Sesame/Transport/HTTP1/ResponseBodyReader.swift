@@ -103,6 +103,21 @@ final class ResponseBodyReader {
     }
 
     /// The next piece of the (decoded) body, or nil at its end.
+    /// How many bytes `next()` still delivers, when the framing says (Content-Length, or the
+    /// whole body already here) and the body is not decoded; nil otherwise.
+    var bodyLength: Int? {
+        guard inflater == nil, !ended else { return nil }
+        var queued = 0
+        var complete = false
+        for event in events {
+            if case .body(let bytes) = event { queued += bytes.count }
+            if case .end = event { complete = true }
+        }
+        if complete { return queued }
+        guard let remaining = parser.fixedBodyRemaining, remaining <= UInt64(Int.max - queued) else { return nil }
+        return queued + Int(remaining)
+    }
+
     func next() async throws -> [UInt8]? {
         do {
             while true {
