@@ -26,6 +26,9 @@ public struct HTTPHeaders: Hashable, Sendable, Sequence, ExpressibleByDictionary
     /// True when there is no field.
     public var isEmpty: Bool { fields.isEmpty }
 
+    /// Makes room for `count` fields without growing again.
+    mutating func reserveCapacity(_ count: Int) { fields.reserveCapacity(count) }
+
     /// Appends `text` to the value of the last field (an obs-fold continuation line).
     mutating func appendToLastValue(_ text: String) {
         guard let last = fields.popLast() else { return }
@@ -88,6 +91,22 @@ public struct HTTPHeaders: Hashable, Sendable, Sequence, ExpressibleByDictionary
             }
         }
         return tokens
+    }
+
+    /// Whether a comma-separated list field named `name` holds `token` (ASCII case-insensitive),
+    /// as ``tokens(_:)`` would say, without building the list.
+    func containsToken(_ token: String, in name: String) -> Bool {
+        for field in fields where field.name.caseInsensitiveEquals(name) {
+            var rest = Substring(field.value)
+            while true {
+                let comma = rest.utf8.firstIndex(of: UInt8(ascii: ","))
+                let piece = rest[..<(comma ?? rest.endIndex)].trimmingSpaces()
+                if piece.caseInsensitiveEquals(token) { return true }
+                guard let comma else { break }
+                rest = rest[rest.utf8.index(after: comma)...]
+            }
+        }
+        return false
     }
 
     public var description: String { fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n") }

@@ -199,7 +199,7 @@ extension Connection {
         _ bytes: [UInt8],
         maxLength: Int,
         timeout: Duration?,
-        continuation: CheckedContinuation<[UInt8], any Error>
+        continuation: ReadContinuation
     ) {
         do {
             try enqueue(bytes)
@@ -247,7 +247,7 @@ extension Connection {
         maxLength: Int,
         timeout: Duration?,
         drainingSocket: Bool = false,
-        continuation: CheckedContinuation<[UInt8], any Error>
+        continuation: ReadContinuation
     ) {
         guard phase == .established, pendingRead == nil else {
             let error =
@@ -326,7 +326,7 @@ extension Connection {
         }
     }
 
-    private func servePlainRead(maxLength: Int, continuation: CheckedContinuation<[UInt8], any Error>) {
+    private func servePlainRead(maxLength: Int, continuation: ReadContinuation) {
         if inboundOffset < inbound.count {
             let end = min(inbound.count, inboundOffset + maxLength)
             let bytes = Array(inbound[inboundOffset..<end])

@@ -21,9 +21,9 @@ extension Connection {
     /// Reads through `start` (which starts a read on the loop), waiting for the answer on this
     /// thread when that is worthwhile.
     func reading(
-        _ start: @escaping @Sendable (CheckedContinuation<[UInt8], any Error>) -> Void
+        _ start: @escaping @Sendable (ReadContinuation) -> Void
     ) async throws -> [UInt8] {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
+        try await withReadContinuation { (continuation: ReadContinuation) in
             let inline = loop.runInline { () -> Int32? in
                 start(continuation)
                 return self.beginInlineWait()
@@ -112,3 +112,20 @@ extension Connection {
         answersQuickly = ContinuousClock.now - started < inlineWaitLimit
     }
 }
+
+#if DEBUG
+/// How a read's caller waits: checked in debug builds (the tests catch a read answered twice or
+/// never), unchecked in release builds (no allocation per read; every answer goes through
+/// `clearPendingRead`, so a read is answered once).
+typealias ReadContinuation = CheckedContinuation<[UInt8], any Error>
+
+func withReadContinuation(_ body: (ReadContinuation) -> Void) async throws -> [UInt8] {
+    try await withCheckedThrowingContinuation(body)
+}
+#else
+typealias ReadContinuation = UnsafeContinuation<[UInt8], any Error>
+
+func withReadContinuation(_ body: (ReadContinuation) -> Void) async throws -> [UInt8] {
+    try await withUnsafeThrowingContinuation(body)
+}
+#endif

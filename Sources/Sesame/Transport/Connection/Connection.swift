@@ -75,7 +75,7 @@ public final class Connection: @unchecked Sendable {
     var failure: SesameError?
     var lastEvaluation: TrustEvaluationResult?
     var connectContinuation: CheckedContinuation<Void, any Error>?
-    var pendingRead: (maxLength: Int, continuation: CheckedContinuation<[UInt8], any Error>)? {
+    var pendingRead: (maxLength: Int, continuation: ReadContinuation)? {
         didSet {
             if (oldValue == nil) != (pendingRead == nil) { loop.waitingReads += pendingRead == nil ? -1 : 1 }
         }

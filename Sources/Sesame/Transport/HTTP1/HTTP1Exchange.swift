@@ -11,6 +11,7 @@ enum HTTP1Exchange {
     /// The header fields actually sent: Host first, the request's own, then the defaults.
     static func headers(for request: HTTPRequest, origin: Origin, configuration: SessionConfiguration) -> HTTPHeaders {
         var headers = HTTPHeaders()
+        headers.reserveCapacity(request.headers.count + configuration.defaultHeaders.count + 3)
         headers.add(name: "Host", value: request.headers.first("Host") ?? origin.hostHeader)
         for field in request.headers where !field.name.caseInsensitiveEquals("Host") {
             headers.add(name: field.name, value: field.value)

@@ -1,30 +1,30 @@
 // The pieces of RFC 9112 / RFC 9110 grammar the response parser needs: status line, field lines,
 // chunk sizes, token characters.
 extension HTTP1ResponseParser {
-    static func statusLine(_ bytes: ArraySlice<UInt8>) throws -> (minor: Int, status: Int, reason: String) {
-        let bytes = Array(bytes)
+    static func statusLine(_ line: ArraySlice<UInt8>) throws -> (minor: Int, status: Int, reason: String) {
+        let start = line.startIndex
         func malformed() -> SesameError {
-            SesameError(.protocolError, "malformed status line '\(text(bytes.prefix(80)))'")
+            SesameError(.protocolError, "malformed status line '\(text(line.prefix(80)))'")
         }
-        guard bytes.count >= 12, bytes[0..<7].elementsEqual("HTTP/1.".utf8), bytes[8] == 0x20,
-            (0x30...0x39).contains(bytes[7])
+        guard line.count >= 12, line.prefix(7).elementsEqual("HTTP/1.".utf8), line[start + 8] == 0x20,
+            (0x30...0x39).contains(line[start + 7])
         else {
-            if bytes.starts(with: "HTTP/2".utf8) || bytes.starts(with: "HTTP/3".utf8) {
+            if line.starts(with: "HTTP/2".utf8) || line.starts(with: "HTTP/3".utf8) {
                 throw SesameError(
                     .protocolError,
-                    "the server answered with \(text(bytes.prefix(8))) on an HTTP/1.1 connection"
+                    "the server answered with \(text(line.prefix(8))) on an HTTP/1.1 connection"
                 )
             }
             throw malformed()
         }
-        let digits = bytes[9..<12]
-        guard digits.allSatisfy({ (0x30...0x39).contains($0) }), bytes.count == 12 || bytes[12] == 0x20 else {
+        let digits = line[(start + 9)..<(start + 12)]
+        guard digits.allSatisfy({ (0x30...0x39).contains($0) }), line.count == 12 || line[start + 12] == 0x20 else {
             throw malformed()
         }
         let status = digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
         guard status >= 100 else { throw malformed() }
-        let reason = bytes.count > 13 ? String(decoding: bytes[13...], as: UTF8.self) : ""
-        return (Int(bytes[7] - 0x30), status, reason)
+        let reason = line.count > 13 ? String(decoding: line[(start + 13)...], as: UTF8.self) : ""
+        return (Int(line[start + 7] - 0x30), status, reason)
     }
 
     /// One field line: the name (a token, no whitespace before the colon) and the value without

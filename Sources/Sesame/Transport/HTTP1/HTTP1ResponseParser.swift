@@ -65,6 +65,20 @@ struct HTTP1ResponseParser {
         return nil
     }
 
+    /// The common case of Content-Length, read without building lists: exactly one field, all
+    /// digits (at most 19, so it fits). Nil for anything else, which the full rules then judge.
+    private static func plainContentLength(_ headers: HTTPHeaders) -> UInt64? {
+        var found: String?
+        for field in headers where field.name.caseInsensitiveEquals("Content-Length") {
+            guard found == nil else { return nil }
+            found = field.value
+        }
+        guard let found, (1...19).contains(found.utf8.count),
+            found.utf8.allSatisfy({ (0x30...0x39).contains($0) })
+        else { return nil }
+        return UInt64(found)
+    }
+
     /// Feeds bytes from the connection; returns what they completed.
     mutating func feed(_ bytes: [UInt8]) throws -> [Event] {
         if case .done = state {
@@ -78,6 +92,7 @@ struct HTTP1ResponseParser {
             buffer.append(contentsOf: bytes)
         }
         var events: [Event] = []
+        events.reserveCapacity(4)  // a head, a body and the end: one allocation, not three
         try parse(into: &events)
         compact()
         return events
@@ -214,11 +229,10 @@ struct HTTP1ResponseParser {
     }
 
     private mutating func startBody(for head: HTTP1ResponseHead, events: inout [Event]) throws {
-        let connectionTokens = head.headers.tokens("Connection")
         if head.minorVersion == 0 {
-            reusable = connectionTokens.contains("keep-alive")
+            reusable = head.headers.containsToken("keep-alive", in: "Connection")
         } else {
-            reusable = !connectionTokens.contains("close")
+            reusable = !head.headers.containsToken("close", in: "Connection")
         }
         if isConnectRequest && (200..<300).contains(head.status) {
             // RFC 9110 9.3.6: the tunnel starts right after the head; what follows is not HTTP.
@@ -231,7 +245,7 @@ struct HTTP1ResponseParser {
             finish(trailers: HTTPHeaders(), events: &events)
             return
         }
-        let codings = head.headers.tokens("Transfer-Encoding")
+        let codings = head.headers.contains("Transfer-Encoding") ? head.headers.tokens("Transfer-Encoding") : []
         if !codings.isEmpty {
             // RFC 9112 6.1: with Transfer-Encoding, Content-Length is ignored and the connection
             // must not be reused (it may be an attempt at request smuggling).
@@ -244,6 +258,14 @@ struct HTTP1ResponseParser {
             } else {
                 reusable = false
                 state = .untilClose
+            }
+            return
+        }
+        if let length = Self.plainContentLength(head.headers) {
+            if length == 0 {
+                finish(trailers: HTTPHeaders(), events: &events)
+            } else {
+                state = .fixedBody(remaining: length)
             }
             return
         }
@@ -309,6 +331,7 @@ struct HTTP1ResponseParser {
             return
         }
         let (name, value) = try Self.field(line, section: section)
+        if fields.isEmpty { fields.reserveCapacity(16) }  // most heads fit: no growing field by field
         fields.add(name: name, value: value)
         guard fields.count <= limits.maximumFieldCount else {
             throw protocolError("more than \(limits.maximumFieldCount) \(section) fields")
@@ -331,7 +354,9 @@ struct HTTP1ResponseParser {
 
     private mutating func compact() {
         if position == buffer.count {
-            buffer.removeAll(keepingCapacity: buffer.count < 1 << 16)
+            // Not keeping the capacity: the next bytes are taken as they come (see `feed`), and the
+            // buffer is often still shared with them, so keeping it would allocate a copy.
+            buffer = []
             position = 0
         } else if position > 1 << 16 {
             buffer.removeFirst(position)

@@ -183,7 +183,8 @@ final class ResponseBodyReader {
             events += try parser.endOfInput()
         } else {
             receivedAnyByte = true
-            events += try parser.feed(bytes)
+            let more = try parser.feed(bytes)
+            if events.isEmpty { events = more } else { events += more }  // mostly empty: no copy then
         }
     }
 

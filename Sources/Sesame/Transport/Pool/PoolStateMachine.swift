@@ -13,6 +13,7 @@ struct PoolStateMachine<Connection: AnyObject> {
         var waiters: [Int] = []
 
         mutating func removeExpired(now: ContinuousClock.Instant, idleTimeout: Duration) -> [Connection] {
+            guard idle.contains(where: { now - $0.since >= idleTimeout }) else { return [] }
             let expired = idle.filter { now - $0.since >= idleTimeout }.map(\.connection)
             idle.removeAll { now - $0.since >= idleTimeout }
             return expired
@@ -49,7 +50,7 @@ struct PoolStateMachine<Connection: AnyObject> {
         now: ContinuousClock.Instant,
         isOpen: (Connection) -> Bool = { _ in true }
     ) -> (action: AcquireAction, expired: [Connection]) {
-        var state = origins[origin, default: PerOrigin()]
+        var state = take(origin)
         var expired = state.removeExpired(now: now, idleTimeout: idleTimeout)
         defer { origins[origin] = state }
         // Most recently used first: the likeliest to still be open.
@@ -77,7 +78,7 @@ struct PoolStateMachine<Connection: AnyObject> {
 
     /// Opening failed: the slot goes to the next waiter, if any.
     mutating func openFailed(_ origin: Origin) -> HandOff? {
-        var state = origins[origin, default: PerOrigin()]
+        var state = take(origin)
         state.opening -= 1
         defer { store(origin, state) }
         guard !state.waiters.isEmpty else { return nil }
@@ -93,7 +94,7 @@ struct PoolStateMachine<Connection: AnyObject> {
         reusable: Bool,
         now: ContinuousClock.Instant
     ) -> HandOff? {
-        var state = origins[origin, default: PerOrigin()]
+        var state = take(origin)
         defer { store(origin, state) }
         if !state.waiters.isEmpty {
             let waiter = state.waiters.removeFirst()
@@ -109,7 +110,8 @@ struct PoolStateMachine<Connection: AnyObject> {
 
     /// A waiter gave up (cancelled); true when it was still waiting.
     mutating func cancelWaiter(_ origin: Origin, _ waiter: Int) -> Bool {
-        guard var state = origins[origin], let index = state.waiters.firstIndex(of: waiter) else { return false }
+        guard let index = origins[origin]?.waiters.firstIndex(of: waiter) else { return false }
+        var state = take(origin)
         state.waiters.remove(at: index)
         store(origin, state)
         return true
@@ -119,7 +121,7 @@ struct PoolStateMachine<Connection: AnyObject> {
     mutating func evictExpired(now: ContinuousClock.Instant) -> [Connection] {
         var expired: [Connection] = []
         for origin in Array(origins.keys) {
-            guard var state = origins[origin] else { continue }
+            var state = take(origin)
             expired += state.removeExpired(now: now, idleTimeout: idleTimeout)
             store(origin, state)
         }
@@ -130,7 +132,7 @@ struct PoolStateMachine<Connection: AnyObject> {
     mutating func removeAllIdle() -> [Connection] {
         var all: [Connection] = []
         for origin in Array(origins.keys) {
-            guard var state = origins[origin] else { continue }
+            var state = take(origin)
             all += state.idle.map(\.connection)
             state.idle = []
             store(origin, state)
@@ -148,6 +150,12 @@ struct PoolStateMachine<Connection: AnyObject> {
 
     /// Every idle connection (for tests and diagnostics).
     var idleConnections: [Connection] { origins.values.flatMap { $0.idle.map(\.connection) } }
+
+    /// The state of `origin`, taken out of the table: changing it then copies no array (a copy
+    /// left in the table would make every change to `idle` or `waiters` copy it first).
+    private mutating func take(_ origin: Origin) -> PerOrigin {
+        origins.removeValue(forKey: origin) ?? PerOrigin()
+    }
 
     private mutating func store(_ origin: Origin, _ state: PerOrigin) {
         if state.idle.isEmpty && state.opening == 0 && state.leased == 0 && state.waiters.isEmpty {
