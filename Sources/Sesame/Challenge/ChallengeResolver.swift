@@ -54,6 +54,8 @@ struct ChallengeResolver: Sendable {
     private var lastTried: [ProtectionSpace: Credential] = [:]
     private var automaticTried: Set<ProtectionSpace> = []
     private var pending: Attempt?
+    /// `pending` was sent preemptively: it is already kept, so its success is not stored again.
+    private var pendingIsPreemptive = false
     /// The attempt the last challenged response turned down.
     private(set) var lastFailure: Attempt?
     private var offered: [ChallengeOffer] = []
@@ -79,6 +81,7 @@ struct ChallengeResolver: Sendable {
     /// The request goes out with `attempt` already in it (preemptive authentication).
     mutating func sending(preemptive attempt: Attempt) {
         pending = attempt
+        pendingIsPreemptive = true
         traces.append(
             ChallengeTrace(
                 protectionSpace: attempt.space,
@@ -107,9 +110,13 @@ struct ChallengeResolver: Sendable {
         automatic: Automatic
     ) throws -> Step {
         let attempt = pending
+        let wasPreemptive = pendingIsPreemptive
         pending = nil
+        pendingIsPreemptive = false
         lastFailure = nil
-        guard challenged else { return .deliver(succeeded: attempt) }
+        // A preemptive attempt came from what the session keeps: storing it again on every
+        // success would only repeat the work (and rewrite a permanent store each time).
+        guard challenged else { return .deliver(succeeded: wasPreemptive ? nil : attempt) }
         if let attempt {
             let key = Self.failureKey(attempt.space)
             // A stale nonce is not a wrong password: send again once with the new nonce, without
@@ -122,6 +129,7 @@ struct ChallengeResolver: Sendable {
                 staleRetried.insert(key)
                 digest.renew(fresh)
                 pending = attempt
+                pendingIsPreemptive = wasPreemptive
                 traces.append(
                     ChallengeTrace(
                         protectionSpace: attempt.space,

@@ -292,6 +292,30 @@ let wrong = Credential(user: "ada", password: "wrong", persistence: .none)
         }
     }
 
+    @Test func aPermanentCredentialIsWrittenOnceNotAgainWithEachPreemptiveRequest() async throws {
+        let origin = try basicServer()
+        defer { origin.shutdown() }
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("credentials.json")
+        let credential = Credential(user: "ada", password: "s3cret", persistence: .permanent)
+        let delegate = ScriptedDelegate([(.useCredential, credential)])
+        let session = challengeSession(delegate: delegate, storage: CredentialStorage(fileURL: file))
+        _ = try await session.data(from: url(origin, "/private/a"))
+        var first = stat()
+        #expect(stat(file.path, &first) == 0)
+        for name in ["b", "c", "d"] {
+            let (data, _) = try await session.data(from: url(origin, "/private/\(name)"))
+            #expect(String(decoding: data, as: UTF8.self) == "hello ada")
+        }
+        // Sent preemptively from what the session keeps: nothing new to store, so no rewrite.
+        var later = stat()
+        #expect(stat(file.path, &later) == 0)
+        #expect(later.st_ino == first.st_ino)
+        #expect(later.st_mtim.tv_sec == first.st_mtim.tv_sec && later.st_mtim.tv_nsec == first.st_mtim.tv_nsec)
+        #expect(delegate.seen.all.count == 1)
+    }
+
     @Test func aRedirectAfterASuccessfulChallengeCarriesNoCredentialToAnotherOrigin() async throws {
         let other = try server(tls: true) { request in
             .text("other; authorization=[\(request.headers["authorization"] ?? "")]")
