@@ -44,11 +44,14 @@ public struct DigestAlgorithm: Hashable, Sendable, CustomStringConvertible {
     /// The lowercase hex digest of `bytes`.
     func hex(_ bytes: some Sequence<UInt8>) -> String {
         var hasher = DigestHasher(hash)
-        hasher.update(Array(bytes))
+        hasher.update(bytes)
         return hasher.finalizeHex()
     }
 
-    func hex(_ text: String) -> String { hex(Array(text.utf8)) }
+    func hex(_ text: String) -> String {
+        var text = text  // withUTF8 may make a native copy of a bridged string first
+        return text.withUTF8 { hex($0) }
+    }
 
     /// RFC 7616's H(): the lowercase hex digest of `text`'s UTF-8 bytes with this algorithm's hash
     /// (for test servers and tools that check Digest answers).
@@ -70,15 +73,21 @@ struct DigestHasher: ~Copyable {
         EVP_DigestInit_ex(context, md, nil)
     }
 
-    mutating func update(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { _ = EVP_DigestUpdate(context, $0.baseAddress, $0.count) }
+    mutating func update(_ bytes: some Sequence<UInt8>) {
+        let hashedInPlace: Bool? = bytes.withContiguousStorageIfAvailable { buffer in
+            _ = EVP_DigestUpdate(context, buffer.baseAddress, buffer.count)
+            return true
+        }
+        guard hashedInPlace == nil else { return }
+        Array(bytes).withUnsafeBytes { _ = EVP_DigestUpdate(context, $0.baseAddress, $0.count) }
     }
 
     consuming func finalizeHex() -> String {
-        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        EVP_DigestFinal_ex(context, &digest, &length)
-        return Array(digest.prefix(Int(length))).hexString()
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Int(EVP_MAX_MD_SIZE)) { digest in
+            var length: UInt32 = 0
+            EVP_DigestFinal_ex(context, digest.baseAddress, &length)
+            return HexDigits.encode(UnsafeBufferPointer(rebasing: digest[0..<Int(length)]))
+        }
     }
 
     deinit { EVP_MD_CTX_free(context) }
