@@ -4,7 +4,7 @@ import Foundation
 extension Connection {
     /// Starts TLS on this established plain connection: the bytes after a proxy's `CONNECT`
     /// response. The handshake is for `serverName`:`port` (SNI, trust decision, session cache),
-    /// with every decision and check of ``connect(host:port:tls:hooks:connectTimeout:on:)``; it
+    /// with every decision and check of ``connect(host:port:tls:hooks:connectTimeout:inlineWaitLimit:on:)``; it
     /// returns when the tunnel carries TLS to that server. `alreadyReceived` are bytes read past the
     /// proxy's response head (they belong to the TLS stream).
     /// - Throws: ``SesameError`` as `connect` does; ``SesameError/Code/invalidArgument`` when the

@@ -10,7 +10,7 @@ import Synchronization
 /// ``TLSHandshakeHooks/serverTrust`` answers; when the server asks for a client certificate it stops
 /// (`SSL_ERROR_WANT_X509_LOOKUP`) until ``TLSHandshakeHooks/clientCertificate`` answers. While it
 /// waits, the socket is not polled (no CPU) and every other connection on the loop proceeds.
-/// ``connect(host:port:tls:hooks:connectTimeout:on:)`` returns only after both decisions and the
+/// ``connect(host:port:tls:hooks:connectTimeout:inlineWaitLimit:on:)`` returns only after both decisions and the
 /// handshake are complete, so no application byte is ever written before them. A resumed session
 /// goes through the trust decision again on its stored chain.
 ///
