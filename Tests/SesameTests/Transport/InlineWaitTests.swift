@@ -190,6 +190,27 @@ import Testing
         #expect(ContinuousClock.now - started < .seconds(4))
     }
 
+    @Test(arguments: [Duration.zero, .seconds(5)])
+    func shuttingTheLoopDownFailsAWaitingRead(limit: Duration) async throws {
+        // With a zero limit the read waits on the loop; with five seconds, on the caller's thread.
+        let server = try stallingServer()
+        defer { server.shutdown() }
+        let loop = try EventLoop(name: "shut-down")
+        let connection = try await connect(to: server, limit: limit, on: loop)
+        let request = request
+        let started = ContinuousClock.now
+        let task = Task { try await connection.writeThenRead(request) }
+        // From a thread of its own: the task may hold one of the few concurrency threads.
+        Thread.detachNewThread {
+            Thread.sleep(forTimeInterval: 0.2)
+            loop.shutdown()
+        }
+        let result = await task.result
+        #expect((try? result.get()) == nil)
+        if case .failure(let error as SesameError) = result { #expect(error.code == .eventLoopShutDown) }
+        #expect(ContinuousClock.now - started < .seconds(4))
+    }
+
     @Test func aReadTimeoutEndsAWaitOnTheCallersThread() async throws {
         let server = try stallingServer()
         defer { server.shutdown() }

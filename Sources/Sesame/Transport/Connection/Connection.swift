@@ -297,7 +297,15 @@ public final class Connection: @unchecked Sendable {
         addressBox.withLock { $0 = addressDescription }
         do {
             if let context { try setUpSSL(context) }
-            try loop.register(fd: socket.fd, interest: 0) { [weak self] events in self?.socketEvent(events) }
+            try loop.register(
+                fd: socket.fd,
+                interest: 0,
+                shutDown: { [weak self] in
+                    guard let self else { return }
+                    fail(SesameError(.eventLoopShutDown, "\(host):\(port): the event loop shut down"))
+                },
+                handler: { [weak self] events in self?.socketEvent(events) }
+            )
             registered = true
         } catch let error as SesameError {
             fail(error)

@@ -65,6 +65,8 @@ public final class EventLoop: @unchecked Sendable {
         let generation: UInt32
         var interest: UInt32
         let handler: (UInt32) -> Void
+        /// Called (on the loop) when the loop shuts down with the descriptor still registered.
+        let shutDown: (() -> Void)?
     }
 
     /// The loop shared by sessions that do not bring their own; started on first use.
@@ -172,8 +174,9 @@ public final class EventLoop: @unchecked Sendable {
     /// How many times a caller's thread did the loop's work (for tests).
     var callerTurns: Int { ownership.withLock { $0 } }
 
-    /// Stops the loop after the work already posted, and waits for its thread to end.
-    /// Must not be called on the loop thread.
+    /// Stops the loop after the work already posted, and waits for its thread to end. Connections
+    /// still on the loop close, and what waited on them (connecting, reads, writes) fails with
+    /// ``SesameError/Code/eventLoopShutDown``. Must not be called on the loop thread.
     public func shutdown() {
         precondition(!inEventLoop, "EventLoop.shutdown() called on its own thread")
         let first = queue.withLock { queue -> Bool in
@@ -190,7 +193,14 @@ public final class EventLoop: @unchecked Sendable {
     // MARK: - Loop-confined API
 
     /// Watches `fd` for `interest` (EPOLLIN/EPOLLOUT bits); `handler` gets the ready events.
-    func register(fd: Int32, interest: UInt32, handler: @escaping (UInt32) -> Void) throws {
+    /// `shutDown` runs if the loop shuts down while `fd` is still registered, so that what waits on
+    /// it can fail instead of waiting forever.
+    func register(
+        fd: Int32,
+        interest: UInt32,
+        shutDown: (() -> Void)? = nil,
+        handler: @escaping (UInt32) -> Void
+    ) throws {
         assert(inEventLoop)
         let generation = confined.nextGeneration
         confined.nextGeneration &+= 1
@@ -198,7 +208,12 @@ public final class EventLoop: @unchecked Sendable {
         guard CSesameShims_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, interest, data) == 0 else {
             throw SesameError(.ioError, "epoll_ctl(ADD): \(String(cString: strerror(errno)))")
         }
-        confined.handlers[fd] = Registration(generation: generation, interest: interest, handler: handler)
+        confined.handlers[fd] = Registration(
+            generation: generation,
+            interest: interest,
+            handler: handler,
+            shutDown: shutDown
+        )
     }
 
     /// Changes what `fd` is watched for; 0 watches nothing (errors are still reported).
@@ -285,8 +300,14 @@ public final class EventLoop: @unchecked Sendable {
             count = max(0, Int(result))
         }
         ownership.withLock { _ in
+            ownerThreadID.store(me, ordering: .releasing)
+            defer { ownerThreadID.store(0, ordering: .releasing) }
             queue.withLock { $0.state = .stopped }
+            // What is still registered would wait forever: tell it (connections fail their reads
+            // and writes with eventLoopShutDown and close their sockets).
+            let remaining = confined.handlers.values
             confined.handlers.removeAll()
+            for registration in remaining { registration.shutDown?() }
             confined.timers = TimerHeap()
         }
     }

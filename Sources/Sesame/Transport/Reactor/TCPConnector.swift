@@ -65,7 +65,14 @@ final class TCPConnector {
         }
         current = (socket, address)
         do {
-            try loop.register(fd: socket.fd, interest: EpollEvents.writable) { [self] _ in connectReady() }
+            try loop.register(
+                fd: socket.fd,
+                interest: EpollEvents.writable,
+                shutDown: { [self] in
+                    cancel(SesameError(.eventLoopShutDown, "connecting to \(host): the event loop shut down"))
+                },
+                handler: { [self] _ in connectReady() }
+            )
         } catch {
             failures.append("\(address): \(error)")
             current = nil
