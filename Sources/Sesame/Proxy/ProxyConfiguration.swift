@@ -55,13 +55,45 @@ public struct ProxyConfiguration: Hashable, Sendable {
     /// How a request for `url` is routed, with the credential from the proxy URL's user info.
     /// - Throws: ``SesameError/Code/invalidArgument`` when the proxy setting is not a usable proxy URL.
     func route(for url: URL) throws -> (route: ProxyRoute, credential: Credential?) {
+        try ProxyRouter(self).route(for: url)
+    }
+}
+
+/// A ``ProxyConfiguration`` with its proxy URLs parsed once (a session routes every request, and
+/// parsing a URL costs more than the rest of the routing).
+struct ProxyRouter: Sendable {
+    private typealias Parsed = Result<(endpoint: ProxyEndpoint, credential: Credential?), SesameError>
+    private let httpProxy: Parsed?
+    private let httpsProxy: Parsed?
+    private let noProxy: NoProxyList
+
+    init(_ configuration: ProxyConfiguration) {
+        func parse(_ setting: String?) -> Parsed? {
+            setting.map { setting in
+                do {
+                    return .success(try ProxyEndpoint.parse(setting))
+                } catch let error as SesameError {
+                    return .failure(error)
+                } catch {
+                    return .failure(SesameError(.invalidArgument, "\(error)"))
+                }
+            }
+        }
+        httpProxy = parse(configuration.httpProxy)
+        httpsProxy = parse(configuration.httpsProxy)
+        noProxy = configuration.noProxy
+    }
+
+    /// How a request for `url` is routed, with the credential from the proxy URL's user info.
+    /// - Throws: ``SesameError/Code/invalidArgument`` when the proxy setting is not a usable proxy URL.
+    func route(for url: URL) throws -> (route: ProxyRoute, credential: Credential?) {
         if httpProxy == nil && httpsProxy == nil { return (.direct, nil) }  // the usual case, per request
         guard let scheme = url.scheme?.lowercased(), let host = url.host(percentEncoded: false) else {
             return (.direct, nil)
         }
         let setting = scheme == "https" ? httpsProxy : httpProxy
         guard let setting, !noProxy.matches(host: host) else { return (.direct, nil) }
-        let (endpoint, credential) = try ProxyEndpoint.parse(setting)
+        let (endpoint, credential) = try setting.get()
         return (scheme == "https" ? .tunnel(endpoint) : .forward(endpoint), credential)
     }
 }

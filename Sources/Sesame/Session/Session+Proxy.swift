@@ -41,7 +41,7 @@ extension Session {
         guard let url = URL(string: "https://\(authority)/") else {
             throw SesameError(.invalidArgument, "'\(authority)' cannot be the target of a CONNECT request")
         }
-        let proxyCredential = try configuration.proxy.route(for: url).credential
+        let proxyCredential = try proxyRouter.route(for: url).credential
         var request = HTTPRequest(url: url)
         request.method = "CONNECT"
         // A password written into the proxy's URL is consent to send it to that proxy.

@@ -55,7 +55,7 @@ extension Session {
         while true {
             task.update(request: request)
             try Task.checkCancellation()
-            let (route, proxyCredential) = try configuration.proxy.route(for: request.url)
+            let (route, proxyCredential) = try proxyRouter.route(for: request.url)
             var wire = request
             var forwardProxy: ProxyEndpoint? = nil
             if case .forward(let proxy) = route { forwardProxy = proxy }

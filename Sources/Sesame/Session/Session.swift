@@ -23,6 +23,8 @@ public final class Session: Sendable {
     /// of the loop waits for it.
     public var eventLoop: EventLoop { loop }
     let pool: ConnectionPool
+    /// The configuration's proxies, parsed once.
+    let proxyRouter: ProxyRouter
     let preemptive = PreemptiveAuthentication()
     /// The hooks every handshake of the session uses (explicit ones, or challenges for the delegate).
     let handshakeHooks: TLSHandshakeHooks
@@ -46,6 +48,7 @@ public final class Session: Sendable {
         self.configuration = configuration
         self.delegate = delegate
         self.loop = eventLoop
+        self.proxyRouter = ProxyRouter(configuration.proxy)
         // TLS decisions become challenges for the delegate, unless the configuration decides them
         // itself through explicit hooks.
         let reference = SessionReference()

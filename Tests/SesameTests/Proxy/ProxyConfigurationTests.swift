@@ -63,4 +63,25 @@ import Testing
         let error = #expect(throws: SesameError.self) { try ProxyEndpoint.parse("http://user:secret@proxy.test/x") }
         #expect(error?.detail.contains("secret") == false)
     }
+
+    @Test func aBadProxySettingFailsEachRequestItWouldRouteAndNoOther() async throws {
+        // The session parses its proxies once; a bad one is still reported by the requests it
+        // would carry, and hosts in no_proxy still go direct.
+        let configuration = ProxyConfiguration(proxy: "socks5://proxy.test:1080", noProxy: NoProxyList("skip.test"))
+        let router = ProxyRouter(configuration)
+        let error = #expect(throws: SesameError.self) {
+            try router.route(for: URL(string: "http://origin.test/")!)  // safe: literal
+        }
+        #expect(error?.code == .invalidArgument)
+        #expect(error?.detail.contains("socks5") == true)
+        let (direct, _) = try router.route(for: URL(string: "https://skip.test/")!)  // safe: literal
+        #expect(direct == .direct)
+        var sessionConfiguration = SessionConfiguration()
+        sessionConfiguration.proxy = configuration
+        let session = Session(configuration: sessionConfiguration)
+        let failed = await #expect(throws: SesameError.self) {
+            _ = try await session.data(from: URL(string: "http://origin.test/")!)  // safe: literal
+        }
+        #expect(failed?.code == .invalidArgument)
+    }
 }
