@@ -115,11 +115,11 @@ extension Connection {
         guard let socket, registered, phase != .closed else { return }
         var interest: UInt32 = 0
         if outboundOffset < outbound.count { interest |= EpollEvents.writable }
-        // An established connection stays watched for reading between reads too (two epoll_ctl
-        // calls fewer per request, and the pool learns when the peer closes an idle connection)
-        // until bytes arrive that nobody waits for: then it is not watched again before the next
-        // read, so an idle connection buffers at most one read. Not while a caller's thread waits
-        // for the bytes itself.
+        // An established connection stays watched for reading between reads too (when the loop
+        // serves the reads, no epoll_ctl per request; and the pool learns when the peer closes an
+        // idle connection) until bytes arrive that nobody waits for: then it is not watched again
+        // before the next read, so an idle connection buffers at most one read. Not while a
+        // caller's thread waits for the bytes itself.
         let watchesReading: Bool
         switch phase {
         case .handshaking: watchesReading = !awaitingDecision
