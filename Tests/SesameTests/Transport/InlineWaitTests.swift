@@ -170,24 +170,39 @@ import Testing
         await connection.close()
     }
 
+    /// Sends a request the server never answers, runs `interrupt` on a thread of its own 200 ms
+    /// later (the task may hold one of the few concurrency threads), and returns the code of the
+    /// error the exchange ended with (nil when it did not fail with a ``SesameError``) and how
+    /// long it took.
+    private func interruptedExchange(
+        on connection: Connection,
+        by interrupt: @escaping @Sendable (Task<[UInt8], any Error>) -> Void
+    ) async -> (code: SesameError.Code?, took: Duration) {
+        let request = request
+        let started = ContinuousClock.now
+        let task = Task { try await connection.writeThenRead(request) }
+        Thread.detachNewThread {
+            Thread.sleep(forTimeInterval: 0.2)
+            interrupt(task)
+        }
+        var code: SesameError.Code?
+        do {
+            _ = try await task.value
+        } catch let error as SesameError {
+            code = error.code
+        } catch {}
+        return (code, ContinuousClock.now - started)
+    }
+
     @Test func cancellingATaskWaitingOnItsThreadEndsTheWaitAtOnce() async throws {
         let server = try stallingServer()
         defer { server.shutdown() }
         let loop = try EventLoop(name: "cancel")
         defer { loop.shutdown() }
         let connection = try await connect(to: server, limit: .seconds(5), on: loop)
-        let request = request
-        let started = ContinuousClock.now
-        let task = Task { try await connection.writeThenRead(request) }
-        // Cancelled from a thread of its own: the task holds one of the few concurrency threads.
-        Thread.detachNewThread {
-            Thread.sleep(forTimeInterval: 0.2)
-            task.cancel()
-        }
-        let result = await task.result
-        #expect((try? result.get()) == nil)
-        if case .failure(let error as SesameError) = result { #expect(error.code == .cancelled) }
-        #expect(ContinuousClock.now - started < .seconds(4))
+        let (code, took) = await interruptedExchange(on: connection) { $0.cancel() }
+        #expect(code == .cancelled)
+        #expect(took < .seconds(4))
     }
 
     @Test(arguments: [Duration.zero, .seconds(5)])
@@ -197,18 +212,9 @@ import Testing
         defer { server.shutdown() }
         let loop = try EventLoop(name: "shut-down")
         let connection = try await connect(to: server, limit: limit, on: loop)
-        let request = request
-        let started = ContinuousClock.now
-        let task = Task { try await connection.writeThenRead(request) }
-        // From a thread of its own: the task may hold one of the few concurrency threads.
-        Thread.detachNewThread {
-            Thread.sleep(forTimeInterval: 0.2)
-            loop.shutdown()
-        }
-        let result = await task.result
-        #expect((try? result.get()) == nil)
-        if case .failure(let error as SesameError) = result { #expect(error.code == .eventLoopShutDown) }
-        #expect(ContinuousClock.now - started < .seconds(4))
+        let (code, took) = await interruptedExchange(on: connection) { _ in loop.shutdown() }
+        #expect(code == .eventLoopShutDown)
+        #expect(took < .seconds(4))
     }
 
     @Test func aReadTimeoutEndsAWaitOnTheCallersThread() async throws {
