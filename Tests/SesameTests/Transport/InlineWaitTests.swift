@@ -78,6 +78,35 @@ import Testing
         await connection.close()
     }
 
+    @Test func aBodyArrivingInPiecesIsReadOnTheCallersThreadWithoutWakingTheLoop() async throws {
+        // 8 MiB: more than the socket buffers hold, so most reads wait for the server to write more.
+        let size = 8 << 20
+        var configuration = LocalServer.Configuration.plainHTTP
+        configuration.handler = { _ in .bytes([UInt8](repeating: 0x61, count: size)) }
+        let server = try LocalServer(configuration)
+        defer { server.shutdown() }
+        let loop = try EventLoop(name: "body")
+        defer { loop.shutdown() }
+        let connection = try await connect(to: server, limit: .seconds(2), on: loop)
+        try await settle(loop)
+        let wakeUpsBefore = loop.wakeUpCount
+        var received = try await connection.writeThenRead(request)
+        let headEnd = try #require(received.indices.first { received[$0...].starts(with: Array("\r\n\r\n".utf8)) }) + 4
+        var reads = 1
+        while received.count < headEnd + size {
+            let bytes = try await connection.read(maxLength: 65_536)
+            try #require(!bytes.isEmpty)
+            received += bytes
+            reads += 1
+        }
+        #expect(received.count == headEnd + size)
+        #expect(reads > 16)
+        // The loop is not woken for the next bytes between reads (it would then take the read
+        // from the caller's thread, one more wake-up for each).
+        #expect(loop.wakeUpCount - wakeUpsBefore <= 2)
+        await connection.close()
+    }
+
     @Test func aZeroLimitLeavesEveryAnswerToTheLoop() async throws {
         let server = try server()
         defer { server.shutdown() }

@@ -119,11 +119,12 @@ extension Connection {
         // serves the reads, no epoll_ctl per request; and the pool learns when the peer closes an
         // idle connection) until bytes arrive that nobody waits for: then it is not watched again
         // before the next read, so an idle connection buffers at most one read. Not while a
-        // caller's thread waits for the bytes itself.
+        // caller's thread reads the connection itself (`callerReading`).
         let watchesReading: Bool
         switch phase {
         case .handshaking: watchesReading = !awaitingDecision
-        case .established: watchesReading = !inlineWaiting && (pendingRead != nil || !unsolicitedInput)
+        case .established:
+            watchesReading = !inlineWaiting && !callerReading && (pendingRead != nil || !unsolicitedInput)
         case .idle, .connecting, .closed: watchesReading = false
         }
         if watchesReading && !socketEOF { interest |= EpollEvents.readable }

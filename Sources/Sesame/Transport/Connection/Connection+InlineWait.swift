@@ -13,6 +13,11 @@ import Foundation
 // - no other read waits on this loop (the loop's other connections are not kept waiting, and
 //   many concurrent tasks do not each hold a thread);
 // - and never on the loop's own thread.
+// While a caller's thread reads a connection this way, the loop does not watch its socket for
+// reading, also between reads: a body's next bytes, arriving while the caller handles the last
+// ones, would wake the loop thread, which would then own the loop when the caller's next read
+// comes (the read would go through the loop: two more wake-ups). The loop watches it again when a
+// read goes through the loop or the connection goes back to the pool.
 // When the limit passes, the read goes back to the loop as usual, and the next reads go through
 // the loop too: 1 after the first such run-out, then 2, 4, … up to 1024 while waits keep running
 // out. A peer that answers quickly only once the task's thread is free (one in this process,
@@ -26,13 +31,21 @@ extension Connection {
         try await withReadContinuation { (continuation: ReadContinuation) in
             let inline = loop.runInline { () -> Int32? in
                 start(continuation)
-                return self.beginInlineWait()
+                guard let descriptor = self.beginInlineWait() else {
+                    self.handReadToLoop()
+                    return nil
+                }
+                return descriptor
             }
             if let inline {
                 if let descriptor = inline { self.waitInline(on: descriptor) }
                 return
             }
-            if !loop.execute({ start(continuation) }) {
+            let posted = loop.execute {
+                start(continuation)
+                self.handReadToLoop()
+            }
+            if !posted {
                 continuation.resume(throwing: SesameError(.eventLoopShutDown, "the event loop has shut down"))
             }
         }
@@ -50,8 +63,28 @@ extension Connection {
             return nil
         }
         inlineWaiting = true
+        callerReading = true
         updateInterest()
         return socket.fd
+    }
+
+    /// A read the loop serves needs the socket watched.
+    private func handReadToLoop() {
+        guard callerReading, pendingRead != nil else { return }
+        callerReading = false
+        updateInterest()
+    }
+
+    /// The pool took the connection back (from any thread): the loop watches it again, so that
+    /// the pool learns when the peer closes it.
+    func returnedToPool() {
+        if loop.runInline({ becameIdle() }) == nil { _ = loop.execute { self.becameIdle() } }
+    }
+
+    private func becameIdle() {
+        guard callerReading else { return }
+        callerReading = false
+        updateInterest()
     }
 
     /// Waits for `descriptor` to become readable, then serves the read on the loop; gives the read
@@ -101,7 +134,12 @@ extension Connection {
         } else {
             inlineWaitBackoff.length = 0
         }
-        if pendingRead != nil { readFromSocket() }
+        if pendingRead != nil {
+            readFromSocket()
+            serveRead()
+        }
+        // Still waiting: the loop serves the read, so it watches the socket (`progress` below).
+        if pendingRead != nil { callerReading = false }
         progress()
     }
 

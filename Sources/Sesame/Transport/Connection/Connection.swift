@@ -63,6 +63,11 @@ public final class Connection: @unchecked Sendable {
     /// A caller's thread waits in ppoll(2) for the waiting read's bytes: the loop does not watch
     /// the socket for reading meanwhile (see `Connection+InlineWait.swift`).
     var inlineWaiting = false
+    /// A caller's thread reads this connection (its last read was waited for on the caller's
+    /// thread): the loop does not watch the socket for reading until a read goes through the loop
+    /// or the connection goes back to the pool (`becameIdle`). A body's next bytes, already
+    /// arriving, then do not wake the loop thread, which would take the loop from the reader.
+    var callerReading = false
     /// The longest a caller's thread waits for bytes itself; zero: never.
     let inlineWaitLimit: Duration
     /// The peer's last answer came within `inlineWaitLimit` (or none was measured yet).
