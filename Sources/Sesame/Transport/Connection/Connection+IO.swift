@@ -124,7 +124,8 @@ extension Connection {
         switch phase {
         case .handshaking: watchesReading = !awaitingDecision
         case .established:
-            watchesReading = !inlineWaiting && !callerReading && (pendingRead != nil || !unsolicitedInput)
+            watchesReading =
+                !inlineWaiting && !callerReading && (pendingRead != nil || !unsolicitedInput)
         case .idle, .connecting, .closed: watchesReading = false
         }
         if watchesReading && !socketEOF { interest |= EpollEvents.readable }
@@ -280,25 +281,31 @@ extension Connection {
             return
         }
         OpenSSLErrorStack.clear()
+        // What arrived bounds what decrypts: ciphertext not yet read by OpenSSL, plaintext it holds,
+        // and at most one partial record it buffers (it reads no further ahead). The bytes are
+        // decrypted straight into an array of that size, or of `maxLength` when less (what
+        // remains is served next). A TLS record holds at most 16 KiB: this keeps reading what is
+        // here, so a large body takes one hop per socket read rather than one per record. With
+        // nothing here, the read only learns why (want more, closed, an alert), decrypting into
+        // the loop's scratch space.
+        var arrived = Int(BIO_ctrl_pending(readBIO)) + Int(SSL_pending(ssl))
+        if arrived > 0, SSL_has_pending(ssl) != 0 { arrived += Connection.largestRecord }
         var count: Int32 = 0
-        // One TLS record holds at most 16 KiB: keep reading what is already here, so that a large
-        // body takes one hop per socket read rather than one per record. Decrypted into the
-        // loop's scratch space, then copied into an array of the size that arrived (a small
-        // response does not cost a 64 KiB allocation).
-        let scratch = loop.decryptBuffer
-        let limit = min(maxLength, scratch.count)
-        var filled = 0
-        while filled < limit {
-            // safe: the scratch buffer is allocated, so baseAddress is not nil.
-            let result = SSL_read(ssl, scratch.baseAddress! + filled, Int32(limit - filled))
-            if result <= 0 {
-                if filled == 0 { count = result }
-                break
+        let buffer: [UInt8]
+        if arrived > 0 {
+            let limit = min(maxLength, arrived)
+            buffer = [UInt8](unsafeUninitializedCapacity: limit) { space, initialized in
+                initialized = decrypt(ssl, into: UnsafeMutableRawBufferPointer(space), result: &count)
             }
-            filled += Int(result)
-            count = Int32(filled)
+        } else {
+            let scratch = loop.decryptBuffer
+            let filled = decrypt(
+                ssl,
+                into: UnsafeMutableRawBufferPointer(rebasing: scratch[0..<min(maxLength, scratch.count)]),
+                result: &count
+            )
+            buffer = [UInt8](UnsafeRawBufferPointer(rebasing: scratch[0..<filled]))
         }
-        let buffer = [UInt8](UnsafeRawBufferPointer(rebasing: scratch[0..<filled]))
         flushOutbound()  // reading can produce output (alerts, key updates)
         if count > 0 {
             clearPendingRead()
@@ -325,6 +332,26 @@ extension Connection {
                 fail(mapTLSError(code, stack, during: "read"))
             }
         }
+    }
+
+    /// The most a TLS record's ciphertext can hold (RFC 8446 section 5.2: 2^14 + 256).
+    static let largestRecord = 16_384 + 256
+
+    /// Decrypts into `space` until it is full or nothing more is here; returns how many bytes it
+    /// holds. `result` is SSL_read's last result when nothing was decrypted, else the count.
+    private func decrypt(_ ssl: OpaquePointer, into space: UnsafeMutableRawBufferPointer, result: inout Int32) -> Int {
+        var filled = 0
+        while filled < space.count {
+            // safe: `space` is not empty, so baseAddress is not nil.
+            let read = SSL_read(ssl, space.baseAddress! + filled, Int32(space.count - filled))
+            if read <= 0 {
+                if filled == 0 { result = read }
+                break
+            }
+            filled += Int(read)
+            result = Int32(filled)
+        }
+        return filled
     }
 
     private func servePlainRead(maxLength: Int, continuation: ReadContinuation) {

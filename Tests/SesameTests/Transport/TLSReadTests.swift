@@ -1,0 +1,37 @@
+import Foundation
+import SesameTesting
+import Testing
+
+@testable import Sesame
+
+/// Decrypted reads: bytes are decrypted straight into arrays sized from what arrived, whatever the
+/// caller asks for and however the records are split across socket reads.
+@Suite struct TLSReadTests {
+    @Test func everyByteArrivesInOrderWhateverTheReadSizes() async throws {
+        // Bytes that differ from one position to the next, so that a lost, doubled or reordered
+        // piece shows.
+        let body = (0..<(2 << 20)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 13) }
+        var configuration = LocalServer.Configuration(identity: try sharedPKI.leaf())
+        configuration.handler = { _ in .bytes(body) }
+        let server = try LocalServer(configuration)
+        defer { server.shutdown() }
+        let connection = try await Connection.connect(host: "localhost", port: server.port, tls: trustingTestRoot())
+        var received = try await connection.writeThenRead(Array("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8))
+        let sizes = [1, 7, 1000, 16_383, 16_384, 16_385, 65_536, 200_000]
+        var reads = 0
+        let marker = Array("\r\n\r\n".utf8)
+        var expected = Int.max
+        while received.count < expected {
+            let size = sizes[reads % sizes.count]
+            let bytes = try await connection.read(maxLength: size)
+            try #require(!bytes.isEmpty)
+            #expect(bytes.count <= size)
+            received += bytes
+            reads += 1
+            if expected == .max, let head = received.firstRange(of: marker) { expected = head.upperBound + body.count }
+        }
+        await connection.close()
+        let head = try #require(received.firstRange(of: marker))
+        #expect(Array(received[head.upperBound...]) == body)
+    }
+}
