@@ -24,14 +24,39 @@ extension Connection {
         progress()
     }
 
+    /// How much ciphertext a connection holds before OpenSSL reads it: one socket read's worth,
+    /// at least one whole record (so that a record can always complete).
+    static let inboundCapacity = 65_536
+
     func readFromSocket() {
         guard let socket, !socketEOF else { return }
+        // TLS: straight into the BIO pair's free space (no copy; when it is full, the bytes wait
+        // in the kernel until OpenSSL has read some). The space is contiguous up to the end of
+        // the pair's ring, so a read that fills it is followed by one into the space after the wrap.
+        var space: UnsafeMutablePointer<CChar>?
+        var reads = 0
+        while let inboundBIO, reads < 2, case let free = BIO_nwrite0(inboundBIO, &space), free > 0, let space {
+            reads += 1
+            let result = socket.read(into: UnsafeMutableRawBufferPointer(start: space, count: Int(free)))
+            if case .done(let count) = result {
+                _ = BIO_nwrite(inboundBIO, nil, Int32(count))
+                if count == Int(free) { continue }
+            }
+            ingestSocketResult(result)
+            return
+        }
+        guard ssl == nil else { return }
         let buffer = loop.readBuffer
-        switch socket.read(into: buffer) {
+        ingestSocketResult(socket.read(into: buffer))
+    }
+
+    /// Notes what a socket read gave: the bytes (for a plain connection, from the loop's buffer),
+    /// the end of the stream or a failure.
+    private func ingestSocketResult(_ result: Socket.IOResult) {
+        switch result {
         case .done(let count):
-            if let readBIO {
-                _ = BIO_write(readBIO, buffer.baseAddress, Int32(count))
-            } else {
+            if ssl == nil {
+                let buffer = loop.readBuffer
                 if inboundOffset == inbound.count {
                     inbound.removeAll(keepingCapacity: true)
                     inboundOffset = 0

@@ -75,10 +75,20 @@ extension Connection {
             return
         }
         // Bytes the proxy sent after its response head already belong to the TLS stream.
-        if let readBIO {
-            let pending = received + inbound[inboundOffset...]
-            if !pending.isEmpty {
-                _ = pending.withUnsafeBytes { BIO_write(readBIO, $0.baseAddress, Int32($0.count)) }
+        let pending = received + inbound[inboundOffset...]
+        if let inboundBIO, !pending.isEmpty {
+            // The server speaks only after the ClientHello: nothing of it can be here yet, and
+            // whatever is cannot be TLS.
+            guard pending.count <= Connection.inboundCapacity,
+                pending.withUnsafeBytes({ BIO_write(inboundBIO, $0.baseAddress, Int32($0.count)) }) == pending.count
+            else {
+                let error = SesameError(
+                    .protocolError,
+                    "\(host):\(port) sent \(pending.count) bytes before the TLS handshake began"
+                )
+                continuation.resume(throwing: error)
+                fail(error)
+                return
             }
         }
         inbound.removeAll()

@@ -72,6 +72,8 @@ extension Connection {
         }
         ssl = nil
         readBIO = nil
+        if let inboundBIO { BIO_free(inboundBIO) }  // after the SSL, which freed the pair's other end
+        inboundBIO = nil
         writeBIO = nil
         outbound = []
         outboundOffset = 0

@@ -41,7 +41,11 @@ public final class Connection: @unchecked Sendable {
     var phase: Phase = .idle
     var machine = TLSHandshakeStateMachine()
     var ssl: OpaquePointer?
+    /// Where OpenSSL reads ciphertext: one end of a BIO pair, whose other end (`inboundBIO`) the
+    /// socket is read into without a copy (see `readFromSocket`).
     var readBIO: OpaquePointer?
+    /// The end of the pair that takes the ciphertext read from the socket (owned here, not by the SSL).
+    var inboundBIO: OpaquePointer?
     var writeBIO: OpaquePointer?
     var socket: Socket?
     var connector: TCPConnector?
@@ -333,12 +337,24 @@ public final class Connection: @unchecked Sendable {
 
     func setUpSSL(_ context: TLSContext) throws {
         OpenSSLErrorStack.clear()
-        guard let ssl = SSL_new(context.pointer), let readBIO = BIO_new(BIO_s_mem()),
+        var readBIO: OpaquePointer?
+        var inboundBIO: OpaquePointer?
+        guard let ssl = SSL_new(context.pointer) else {
+            throw SesameError(.tlsHandshakeFailed, "cannot create the TLS session (\(OpenSSLErrorStack.drain()))")
+        }
+        self.ssl = ssl  // freed by `tearDown` from here on
+        // The pair's side OpenSSL reads from has no use for a buffer of its own (nothing is
+        // written to it): the smallest one.
+        guard BIO_new_bio_pair(&readBIO, 1, &inboundBIO, Connection.inboundCapacity) == 1, let readBIO, let inboundBIO,
             let writeBIO = BIO_new(BIO_s_mem())
-        else { throw SesameError(.tlsHandshakeFailed, "cannot create the TLS session (\(OpenSSLErrorStack.drain()))") }
-        self.ssl = ssl
-        SSL_set_bio(ssl, readBIO, writeBIO)  // the SSL owns both BIOs from here on
+        else {
+            BIO_free(readBIO)
+            BIO_free(inboundBIO)
+            throw SesameError(.tlsHandshakeFailed, "cannot create the TLS session (\(OpenSSLErrorStack.drain()))")
+        }
+        SSL_set_bio(ssl, readBIO, writeBIO)  // the SSL owns these two BIOs from here on
         self.readBIO = readBIO
+        self.inboundBIO = inboundBIO
         self.writeBIO = writeBIO
         SSL_set_ex_data(ssl, TLSCallbacks.connectionIndex, Unmanaged.passUnretained(self).toOpaque())
         SSL_set_connect_state(ssl)
