@@ -17,10 +17,43 @@
 #include <time.h>
 #include <unistd.h>
 
+// Each response's body is kept in memory, as Sesame's `data(for:)` hands it over: in a buffer
+// sized from Content-Length when the server sends one (grown by doubling otherwise), freed when
+// the transfer ends (`finish`).
+struct body {
+    CURL *easy;
+    char *data;
+    size_t length, capacity;
+    long long *total;
+};
+
 static size_t sink(char *data, size_t size, size_t count, void *user) {
-    *(long long *)user += (long long)(size * count);
-    (void)data;
-    return size * count;
+    struct body *body = user;
+    size_t length = size * count;
+    if (body->length + length > body->capacity) {
+        curl_off_t announced = -1;
+        curl_easy_getinfo(body->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &announced);
+        size_t capacity = body->capacity ? body->capacity * 2 : 16384;
+        if (announced > 0 && (size_t)announced > capacity) capacity = (size_t)announced;
+        if (capacity < body->length + length) capacity = body->length + length;
+        char *grown = realloc(body->data, capacity);
+        if (!grown) return 0;
+        body->data = grown;
+        body->capacity = capacity;
+    }
+    memcpy(body->data + body->length, data, length);
+    body->length += length;
+    return length;
+}
+
+/// A transfer ended: counts its body and frees it.
+static void finish(CURL *easy) {
+    struct body *body = NULL;
+    curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&body);
+    *body->total += (long long)body->length;
+    free(body->data);
+    body->data = NULL;
+    body->length = body->capacity = 0;
 }
 
 static double now(void) {
@@ -40,8 +73,12 @@ static CURL *make(const char *url, const char *cafile, int fresh, long long *byt
     curl_easy_setopt(easy, CURLOPT_URL, url);
     curl_easy_setopt(easy, CURLOPT_CAINFO, cafile);
     curl_easy_setopt(easy, CURLOPT_CAPATH, NULL);
+    struct body *body = calloc(1, sizeof(struct body));  // freed with the process; one per handle
+    body->easy = easy;
+    body->total = bytes;
+    curl_easy_setopt(easy, CURLOPT_PRIVATE, body);
     curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, sink);
-    curl_easy_setopt(easy, CURLOPT_WRITEDATA, bytes);
+    curl_easy_setopt(easy, CURLOPT_WRITEDATA, body);
     curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, "");
     // SESAME_BENCH_AUTH=basic:USER:PASSWORD or digest:USER:PASSWORD: answer that scheme.
     const char *auth = getenv("SESAME_BENCH_AUTH");
@@ -88,6 +125,7 @@ static int check(CURLM *multi) {
     int failures = 0;
     while ((message = curl_multi_info_read(multi, &left))) {
         if (message->msg != CURLMSG_DONE) continue;
+        finish(message->easy_handle);
         long status = 0;
         curl_easy_getinfo(message->easy_handle, CURLINFO_RESPONSE_CODE, &status);
         if (message->data.result != CURLE_OK || status != 200) {
@@ -146,6 +184,7 @@ int main(int argc, char **argv) {
                 if (message->msg != CURLMSG_DONE) continue;
                 long status = 0;
                 CURL *easy = message->easy_handle;
+                finish(easy);
                 curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
                 if (message->data.result != CURLE_OK || status != 200) failures++;
                 finished++;
