@@ -78,6 +78,8 @@ extension Connection {
     /// The pool took the connection back (from any thread): the loop watches it again, so that
     /// the pool learns when the peer closes it.
     func returnedToPool() {
+        // Set by this task's own last read, if at all (it resumed the task after): no race.
+        guard callerReadingBox.load(ordering: .acquiring) else { return }
         if loop.runInline({ becameIdle() }) == nil { _ = loop.execute { self.becameIdle() } }
     }
 

@@ -71,7 +71,12 @@ public final class Connection: @unchecked Sendable {
     /// thread): the loop does not watch the socket for reading until a read goes through the loop
     /// or the connection goes back to the pool (`becameIdle`). A body's next bytes, already
     /// arriving, then do not wake the loop thread, which would take the loop from the reader.
-    var callerReading = false
+    var callerReading = false {
+        didSet { callerReadingBox.store(callerReading, ordering: .releasing) }
+    }
+    /// `callerReading`, for `returnedToPool` on the releasing task's thread: most connections
+    /// coming back need nothing from the loop.
+    let callerReadingBox = Atomic<Bool>(false)
     /// The longest a caller's thread waits for bytes itself; zero: never.
     let inlineWaitLimit: Duration
     /// The peer's last answer came within `inlineWaitLimit` (or none was measured yet).
