@@ -14,7 +14,8 @@ import Synchronization
 /// handshake are complete, so no application byte is ever written before them. A resumed session
 /// goes through the trust decision again on its stored chain.
 ///
-/// TLS runs over memory BIOs: OpenSSL never touches the socket, which makes back-pressure explicit.
+/// TLS runs over in-memory BIOs (a BIO pair the socket is read into, a memory BIO OpenSSL writes
+/// to): OpenSSL never touches the socket, which makes back-pressure explicit.
 /// ``read(maxLength:timeout:)`` reads from the socket only while a read is waiting; ``write(_:)`` returns
 /// when the bytes were handed to the kernel.
 public final class Connection: @unchecked Sendable {
