@@ -142,6 +142,7 @@ public final class Connection: @unchecked Sendable {
 
     deinit {
         if let ssl { SSL_free(ssl) }
+        if let inboundBIO { BIO_free(inboundBIO) }  // the pair's other end went with the SSL
     }
 
     // MARK: - Public API
