@@ -31,39 +31,39 @@ extension Connection {
 
     func readFromSocket() {
         guard let socket, !socketEOF else { return }
-        // TLS: straight into the BIO pair's free space (no copy; when it is full, the bytes wait
-        // in the kernel until OpenSSL has read some). The space is contiguous up to the end of
-        // the pair's ring, so a read that fills it is followed by one into the space after the wrap.
-        var space: UnsafeMutablePointer<CChar>?
-        var reads = 0
-        while let inboundBIO, reads < 2, case let free = BIO_nwrite0(inboundBIO, &space), free > 0, let space {
-            reads += 1
-            let result = socket.read(into: UnsafeMutableRawBufferPointer(start: space, count: Int(free)))
-            if case .done(let count) = result {
+        if let inboundBIO {
+            // TLS: straight into the BIO pair's free space (no copy; when it is full, the bytes
+            // wait in the kernel until OpenSSL has read some). The space is contiguous up to the
+            // end of the pair's ring, so a read that fills it is followed by one into the space
+            // after the wrap.
+            for _ in 0..<2 {
+                var space: UnsafeMutablePointer<CChar>?
+                let free = Int(BIO_nwrite0(inboundBIO, &space))
+                guard free > 0, let space else { return }
+                let result = socket.read(into: UnsafeMutableRawBufferPointer(start: space, count: free))
+                guard case .done(let count) = result else {
+                    ingestSocketResult(result)
+                    return
+                }
                 _ = BIO_nwrite(inboundBIO, nil, Int32(count))
-                if count == Int(free) { continue }
+                if count < free { return }
             }
-            ingestSocketResult(result)
             return
         }
-        guard ssl == nil else { return }
         let buffer = loop.readBuffer
         ingestSocketResult(socket.read(into: buffer))
     }
 
-    /// Notes what a socket read gave: the bytes (for a plain connection, from the loop's buffer),
-    /// the end of the stream or a failure.
+    /// Notes what a socket read gave: bytes (only a plain connection's reach here, in the loop's
+    /// buffer; TLS bytes are already in the BIO pair), the end of the stream or a failure.
     private func ingestSocketResult(_ result: Socket.IOResult) {
         switch result {
         case .done(let count):
-            if ssl == nil {
-                let buffer = loop.readBuffer
-                if inboundOffset == inbound.count {
-                    inbound.removeAll(keepingCapacity: true)
-                    inboundOffset = 0
-                }
-                inbound.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            if inboundOffset == inbound.count {
+                inbound.removeAll(keepingCapacity: true)
+                inboundOffset = 0
             }
+            inbound.append(contentsOf: UnsafeRawBufferPointer(rebasing: loop.readBuffer[0..<count]))
         case .wouldBlock:
             break
         case .endOfFile:
