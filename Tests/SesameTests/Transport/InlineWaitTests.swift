@@ -79,8 +79,9 @@ import Testing
     }
 
     @Test func aBodyArrivingInPiecesIsReadOnTheCallersThreadWithoutWakingTheLoop() async throws {
-        // 8 MiB: more than the socket buffers hold, so most reads wait for the server to write more.
-        let size = 8 << 20
+        // 2 MiB: more than the socket buffers hold, so most reads wait for the server to write
+        // more (and small enough not to hold a concurrency thread for long under the sanitizers).
+        let size = 2 << 20
         var configuration = LocalServer.Configuration.plainHTTP
         configuration.handler = { _ in .bytes([UInt8](repeating: 0x61, count: size)) }
         let server = try LocalServer(configuration)
