@@ -108,6 +108,61 @@ import Testing
         await connection.close()
     }
 
+    /// A session on a loop of its own, with `server`'s answers waited for on the caller's thread.
+    private func inlineSession(on loop: EventLoop) -> Session {
+        var configuration = SessionConfiguration()
+        configuration.inlineWaitLimit = .seconds(2)
+        configuration.proxy = .none
+        return Session(configuration: configuration, eventLoop: loop)
+    }
+
+    @Test func keptAliveRequestsReadOnTheCallersThreadDoNotWakeTheLoop() async throws {
+        var configuration = LocalServer.Configuration.plainHTTP
+        configuration.handler = { _ in .text("ok") }
+        let server = try LocalServer(configuration)
+        defer { server.shutdown() }
+        let loop = try EventLoop(name: "kept-alive")
+        defer { loop.shutdown() }
+        let session = inlineSession(on: loop)
+        let url = try #require(URL(string: "http://127.0.0.1:\(server.port)/"))
+        _ = try await session.data(for: HTTPRequest(url: url))
+        try await settle(loop)
+        // Between requests the connection sits in the pool, watched only for the server closing
+        // it: the next answer does not wake the loop (it would take the read from the caller).
+        let wakeUpsBefore = loop.wakeUpCount
+        for _ in 0..<30 {
+            let (body, response) = try await session.data(for: HTTPRequest(url: url))
+            #expect(response.status == 200 && body == Data("ok".utf8))
+        }
+        #expect(loop.wakeUpCount - wakeUpsBefore == 0)
+        #expect(Set(server.requests.map(\.connectionIndex)) == [0])
+    }
+
+    @Test func theLoopLearnsWhenTheServerClosesAConnectionReadOnTheCallersThread() async throws {
+        var configuration = LocalServer.Configuration.plainHTTP
+        configuration.handler = { _ in .raw("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", thenClose: true) }
+        let server = try LocalServer(configuration)
+        defer { server.shutdown() }
+        let loop = try EventLoop(name: "closed-idle")
+        defer { loop.shutdown() }
+        let session = inlineSession(on: loop)
+        let url = try #require(URL(string: "http://127.0.0.1:\(server.port)/"))
+        _ = try await session.data(for: HTTPRequest(url: url))
+        let deadline = ContinuousClock.now + .seconds(5)
+        while session.pool.idleConnectionsKnownClosed == 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(session.pool.idleConnectionsKnownClosed == 1)
+        // The loop read up to the end and stopped watching the socket (it is not woken again).
+        try await settle(loop)
+        let wakeUpsBefore = loop.wakeUpCount
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(loop.wakeUpCount == wakeUpsBefore)
+        let post = HTTPRequest(url: url, method: "POST", body: .data(Data("x".utf8)))
+        #expect(try await session.data(for: post).0 == Data("ok".utf8))
+        #expect(server.requests.map(\.connectionIndex) == [0, 1])
+    }
+
     @Test func aZeroLimitLeavesEveryAnswerToTheLoop() async throws {
         let server = try server()
         defer { server.shutdown() }

@@ -10,6 +10,11 @@ extension Connection {
 
     func socketEvent(_ events: UInt32) {
         guard phase != .closed else { return }
+        if events & EpollEvents.peerClosed != 0 {
+            // No answer comes after what the kernel holds: the pool does not hand it out again.
+            peerClosed = true
+            knownClosedBox.store(true, ordering: .releasing)
+        }
         guard !inlineWaiting else {
             // A caller's thread waits for this socket and reads it itself: leave its bytes to it
             // (this event was taken before the wait began).
@@ -21,7 +26,11 @@ extension Connection {
             unsolicitedInput = true
         }
         if events & EpollEvents.writable != 0 { flushOutbound() }
-        if events & (EpollEvents.readable | EpollEvents.error | EpollEvents.hangUp) != 0 { readFromSocket() }
+        if events & (EpollEvents.readable | EpollEvents.error | EpollEvents.hangUp) != 0 {
+            readFromSocket()
+        } else if events & EpollEvents.peerClosed != 0 {
+            readUpToPeerEnd()
+        }
         progress()
     }
 
@@ -52,6 +61,18 @@ extension Connection {
         }
         let buffer = loop.readBuffer
         ingestSocketResult(socket.read(into: buffer))
+    }
+
+    /// Reads what the peer sent before closing, up to the end of the stream or until the buffer
+    /// is full (a caller's read takes it from there), so that an idle connection is closed and
+    /// no longer watched.
+    private func readUpToPeerEnd() {
+        func buffered() -> Int { inboundBIO != nil ? Int(BIO_ctrl_pending(readBIO)) : inbound.count - inboundOffset }
+        while !socketEOF, phase != .closed {
+            let before = buffered()
+            readFromSocket()
+            if buffered() == before { break }
+        }
     }
 
     /// Notes what a socket read gave: bytes (only a plain connection's reach here, in the loop's
@@ -145,13 +166,15 @@ extension Connection {
         // serves the reads, no epoll_ctl per request; and the pool learns when the peer closes an
         // idle connection) until bytes arrive that nobody waits for: then it is not watched again
         // before the next read, so an idle connection buffers at most one read. Not while a
-        // caller's thread reads the connection itself (`callerReading`).
+        // caller's thread reads the connection itself (`callerReading`): then only for the peer
+        // closing it, once.
         let watchesReading: Bool
         switch phase {
         case .handshaking: watchesReading = !awaitingDecision
         case .established:
             watchesReading =
                 !inlineWaiting && !callerReading && (pendingRead != nil || !unsolicitedInput)
+            if callerReading && !peerClosed && !socketEOF { interest |= EpollEvents.peerClosed }
         case .idle, .connecting, .closed: watchesReading = false
         }
         if watchesReading && !socketEOF { interest |= EpollEvents.readable }

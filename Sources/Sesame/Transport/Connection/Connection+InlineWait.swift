@@ -13,11 +13,12 @@ import Foundation
 // - no other read waits on this loop (the loop's other connections are not kept waiting, and
 //   many concurrent tasks do not each hold a thread);
 // - and never on the loop's own thread.
-// While a caller's thread reads a connection this way, the loop does not watch its socket for
-// reading, also between reads: a body's next bytes, arriving while the caller handles the last
-// ones, would wake the loop thread, which would then own the loop when the caller's next read
-// comes (the read would go through the loop: two more wake-ups). The loop watches it again when a
-// read goes through the loop or the connection goes back to the pool.
+// While a caller's thread reads a connection this way, the loop watches its socket only for the
+// peer closing it, also between reads and while the connection is idle in the pool: a body's next
+// bytes, arriving while the caller handles the last ones, or the next request's answer, would
+// wake the loop thread, which would then own the loop when the caller's read comes (the read would
+// go through the loop: two more wake-ups). The watch stays the same from request to request (no
+// epoll_ctl(2) per request). The loop watches for reading again when a read goes through it.
 // When the limit passes, the read goes back to the loop as usual, and the next reads go through
 // the loop too: 1 after the first such run-out, then 2, 4, … up to 1024 while waits keep running
 // out. A peer that answers quickly only once the task's thread is free (one in this process,
@@ -71,20 +72,6 @@ extension Connection {
     /// A read the loop serves needs the socket watched.
     private func handReadToLoop() {
         guard callerReading, pendingRead != nil else { return }
-        callerReading = false
-        updateInterest()
-    }
-
-    /// The pool took the connection back (from any thread): the loop watches it again, so that
-    /// the pool learns when the peer closes it.
-    func returnedToPool() {
-        // Set by this task's own last read, if at all (it resumed the task after): no race.
-        guard callerReadingBox.load(ordering: .acquiring) else { return }
-        if loop.runInline({ becameIdle() }) == nil { _ = loop.execute { self.becameIdle() } }
-    }
-
-    private func becameIdle() {
-        guard callerReading else { return }
         callerReading = false
         updateInterest()
     }

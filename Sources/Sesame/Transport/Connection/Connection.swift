@@ -69,15 +69,13 @@ public final class Connection: @unchecked Sendable {
     /// the socket for reading meanwhile (see `Connection+InlineWait.swift`).
     var inlineWaiting = false
     /// A caller's thread reads this connection (its last read was waited for on the caller's
-    /// thread): the loop does not watch the socket for reading until a read goes through the loop
-    /// or the connection goes back to the pool (`becameIdle`). A body's next bytes, already
-    /// arriving, then do not wake the loop thread, which would take the loop from the reader.
-    var callerReading = false {
-        didSet { callerReadingBox.store(callerReading, ordering: .releasing) }
-    }
-    /// `callerReading`, for `returnedToPool` on the releasing task's thread: most connections
-    /// coming back need nothing from the loop.
-    let callerReadingBox = Atomic<Bool>(false)
+    /// thread): the loop watches the socket only for the peer closing it (`EPOLLRDHUP`), until a
+    /// read goes through the loop. A body's next bytes, already arriving, then do not wake the
+    /// loop thread, which would take the loop from the reader; nor does the next answer after the
+    /// connection went back to the pool and out again; and the watch does not change per request.
+    var callerReading = false
+    /// The peer shut down its sending side: no answer comes after what the kernel holds.
+    var peerClosed = false
     /// The longest a caller's thread waits for bytes itself; zero: never.
     let inlineWaitLimit: Duration
     /// The peer's last answer came within `inlineWaitLimit` (or none was measured yet).

@@ -87,7 +87,7 @@ final class ConnectionPool: Sendable {
 
     /// Gives a leased connection back. A connection that is not reusable is closed.
     func release(_ lease: Lease, reusable: Bool) {
-        if reusable { lease.connection.returnedToPool() } else { close([lease.connection]) }
+        if !reusable { close([lease.connection]) }
         let handOff = machine.withLock {
             $0.release(lease.origin, lease.connection, reusable: reusable, now: .now)
         }
