@@ -83,6 +83,37 @@ public final class ChildProcess: Sendable {
         var status: Int32 = 0
         _ = waitpid(pid, &status, 0)
     }
+
+    /// Sends SIGTERM and returns at once; a thread of its own reaps the child, then runs
+    /// `afterExit`. For peers that take seconds to shut down: a test's `defer` would otherwise
+    /// hold one of the few Swift concurrency threads meanwhile, starving the tests running
+    /// beside it.
+    /// The process waits for these children (at most 10 seconds) when it exits, so that they do
+    /// not outlive it and `afterExit` still runs.
+    public func stopInBackground(afterExit: @escaping @Sendable () -> Void = {}) {
+        kill(pid, SIGTERM)
+        let pid = pid
+        BackgroundStops.shared.enter()
+        Thread.detachNewThread {
+            var status: Int32 = 0
+            _ = waitpid(pid, &status, 0)
+            afterExit()
+            BackgroundStops.shared.leave()
+        }
+    }
+}
+
+/// Children stopping in the background; the process waits for them when it exits.
+private final class BackgroundStops: Sendable {
+    static let shared = BackgroundStops()
+    private let group = DispatchGroup()
+
+    private init() {
+        atexit { _ = BackgroundStops.shared.group.wait(timeout: .now() + 10) }
+    }
+
+    func enter() { group.enter() }
+    func leave() { group.leave() }
 }
 
 /// The UTF-8 text of a file, or "" when it cannot be read (logs of peers and child processes).

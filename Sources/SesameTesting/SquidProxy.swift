@@ -75,7 +75,7 @@ public final class SquidProxy: Sendable {
                 coredump_dir \(prefix.path)
                 cache deny all
                 cache_mem 8 MB
-                shutdown_lifetime 1 seconds
+                shutdown_lifetime 0 seconds
                 netdb_filename none
                 \(scheme == .digestFirst ? digest : "")auth_param basic program /usr/lib/squid/basic_ncsa_auth \(basicFile)
                 auth_param basic children 2
@@ -114,9 +114,10 @@ public final class SquidProxy: Sendable {
         readText(prefix.appendingPathComponent("access.log").path).split(separator: "\n").map(String.init)
     }
 
-    /// Stops squid and its helpers.
+    /// Stops squid and its helpers. Returns at once: squid takes over a second to shut down
+    /// (even with a zero `shutdown_lifetime`); its directory goes once it has exited.
     public func stop() {
-        process.stop()
-        try? FileManager.default.removeItem(at: prefix)
+        let prefix = prefix
+        process.stopInBackground { try? FileManager.default.removeItem(at: prefix) }
     }
 }
