@@ -66,6 +66,9 @@ struct ChallengeResolver: Sendable {
     private var failureResponse: HTTPResponse?
     /// Every challenge answered so far, oldest first (drained by the session for its observer).
     private(set) var traces: [ChallengeTrace] = []
+    /// Whether to keep traces: off when nobody observes them (a trace costs a description of the
+    /// credential's scheme and a failure-count lookup, on every preemptively authorized request).
+    var recordsTraces = true
 
     init(maximumFailures: Int, allowsCleartextPasswords: Bool, task: SessionTask?) {
         self.maximumFailures = maximumFailures
@@ -82,16 +85,18 @@ struct ChallengeResolver: Sendable {
     mutating func sending(preemptive attempt: Attempt) {
         pending = attempt
         pendingIsPreemptive = true
-        traces.append(
-            ChallengeTrace(
-                protectionSpace: attempt.space,
-                previousFailureCount: failures[Self.failureKey(attempt.space)] ?? 0,
-                responder: .preemptive,
-                disposition: .useCredential,
-                user: attempt.credential.user,
-                detail: attempt.authorizer.summary
+        if recordsTraces {
+            traces.append(
+                ChallengeTrace(
+                    protectionSpace: attempt.space,
+                    previousFailureCount: failures[Self.failureKey(attempt.space)] ?? 0,
+                    responder: .preemptive,
+                    disposition: .useCredential,
+                    user: attempt.credential.user,
+                    detail: attempt.authorizer.summary
+                )
             )
-        )
+        }
     }
 
     /// Removes and returns the traces collected so far.
@@ -130,16 +135,18 @@ struct ChallengeResolver: Sendable {
                 digest.renew(fresh)
                 pending = attempt
                 pendingIsPreemptive = wasPreemptive
-                traces.append(
-                    ChallengeTrace(
-                        protectionSpace: attempt.space,
-                        previousFailureCount: failures[key] ?? 0,
-                        responder: attempt.responder,
-                        disposition: .useCredential,
-                        user: attempt.credential.user,
-                        detail: "\(digest.summary), stale nonce renewed"
+                if recordsTraces {
+                    traces.append(
+                        ChallengeTrace(
+                            protectionSpace: attempt.space,
+                            previousFailureCount: failures[key] ?? 0,
+                            responder: attempt.responder,
+                            disposition: .useCredential,
+                            user: attempt.credential.user,
+                            detail: "\(digest.summary), stale nonce renewed"
+                        )
                     )
-                )
+                }
                 return .retry(attempt)
             }
             failures[key, default: 0] += 1
@@ -161,16 +168,18 @@ struct ChallengeResolver: Sendable {
     ) throws -> Step {
         let space = challenge.protectionSpace
         let offer = offered[min(position, offered.count - 1)]
-        traces.append(
-            ChallengeTrace(
-                protectionSpace: space,
-                previousFailureCount: challenge.previousFailureCount,
-                responder: responder,
-                disposition: disposition,
-                user: disposition == .useCredential ? credential?.user : nil,
-                detail: offer.summary
+        if recordsTraces {
+            traces.append(
+                ChallengeTrace(
+                    protectionSpace: space,
+                    previousFailureCount: challenge.previousFailureCount,
+                    responder: responder,
+                    disposition: disposition,
+                    user: disposition == .useCredential ? credential?.user : nil,
+                    detail: offer.summary
+                )
             )
-        )
+        }
         switch disposition {
         case .useCredential:
             guard let credential else { return .deliver(succeeded: nil) }
@@ -199,16 +208,18 @@ struct ChallengeResolver: Sendable {
         let key = Self.failureKey(space)
         let count = failures[key] ?? 0
         guard count < maximumFailures else {
-            traces.append(
-                ChallengeTrace(
-                    protectionSpace: space,
-                    previousFailureCount: count,
-                    responder: .failureLimit,
-                    disposition: .cancelAuthenticationChallenge,
-                    user: nil,
-                    detail: offer.summary
+            if recordsTraces {
+                traces.append(
+                    ChallengeTrace(
+                        protectionSpace: space,
+                        previousFailureCount: count,
+                        responder: .failureLimit,
+                        disposition: .cancelAuthenticationChallenge,
+                        user: nil,
+                        detail: offer.summary
+                    )
                 )
-            )
+            }
             return .deliver(succeeded: nil)
         }
         let found = try automatic(space)
@@ -216,16 +227,18 @@ struct ChallengeResolver: Sendable {
             canSend(credential, for: offer)
         {
             automaticTried.insert(key)
-            traces.append(
-                ChallengeTrace(
-                    protectionSpace: space,
-                    previousFailureCount: count,
-                    responder: source,
-                    disposition: .useCredential,
-                    user: credential.user,
-                    detail: offer.summary
+            if recordsTraces {
+                traces.append(
+                    ChallengeTrace(
+                        protectionSpace: space,
+                        previousFailureCount: count,
+                        responder: source,
+                        disposition: .useCredential,
+                        user: credential.user,
+                        detail: offer.summary
+                    )
                 )
-            )
+            }
             return try apply(credential, for: offer, responder: source)
         }
         let challenge = AuthenticationChallenge(

@@ -22,8 +22,9 @@ public enum AuthChallengeParser {
         var result = Result()
         var budget = maximumFieldBytes
         for value in fieldValues {
-            let bytes = Array(value.utf8.prefix(budget))
-            if bytes.count < value.utf8.count {
+            var bytes = Array(value.utf8)
+            if bytes.count > budget {
+                bytes.removeLast(bytes.count - budget)
                 result.problems.append("challenge fields longer than \(maximumFieldBytes) bytes were cut")
             }
             budget -= bytes.count
@@ -56,9 +57,27 @@ public enum AuthChallengeParser {
         }
 
         mutating func token() -> String? {
+            guard let range = skipToken() else { return nil }
+            return String(decoding: bytes[range], as: UTF8.self)
+        }
+
+        /// A token in ASCII lower case (parameter names).
+        mutating func lowercasedToken() -> String? {
+            guard let range = skipToken() else { return nil }
+            // Token bytes are ASCII: the string is valid UTF-8 as written.
+            return String(unsafeUninitializedCapacity: range.count) { text in
+                for (offset, byte) in bytes[range].enumerated() {
+                    text[offset] = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+                }
+                return range.count
+            }
+        }
+
+        /// Moves past a token; its range, nil when none starts here.
+        mutating func skipToken() -> Range<Int>? {
             let start = index
             while let byte = current, Self.isTokenByte(byte) { index += 1 }
-            return index > start ? String(decoding: bytes[start..<index], as: UTF8.self) : nil
+            return index > start ? start..<index : nil
         }
 
         /// After a scheme and its space: a token68 only if it ends the element.
@@ -80,7 +99,7 @@ public enum AuthChallengeParser {
         /// `abc==`, is a token68.
         func startsParameter() -> Bool {
             var probe = self
-            guard probe.token() != nil else { return false }
+            guard probe.skipToken() != nil else { return false }
             probe.skipWhitespace()
             guard probe.current == UInt8(ascii: "=") else { return false }
             probe.index += 1
@@ -166,7 +185,7 @@ public enum AuthChallengeParser {
             var parameters: [HTTPAuthChallenge.Parameter] = []
             var valid = true
             while startsParameter() {
-                guard let name = token()?.lowercased() else { break }
+                guard let name = lowercasedToken() else { break }
                 skipWhitespace()
                 index += 1  // "="
                 skipWhitespace()
@@ -208,8 +227,12 @@ public enum AuthChallengeParser {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
                 UInt8(ascii: "0")...UInt8(ascii: "9"):
                 return true
+            case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+                UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+                UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+                return true
             default:
-                return Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
+                return false
             }
         }
 
@@ -218,8 +241,11 @@ public enum AuthChallengeParser {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
                 UInt8(ascii: "0")...UInt8(ascii: "9"):
                 return true
+            case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "+"),
+                UInt8(ascii: "/"):
+                return true
             default:
-                return Array("-._~+/".utf8).contains(byte)
+                return false
             }
         }
     }

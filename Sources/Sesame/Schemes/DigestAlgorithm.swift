@@ -48,9 +48,18 @@ public struct DigestAlgorithm: Hashable, Sendable, CustomStringConvertible {
         return hasher.finalizeHex()
     }
 
-    func hex(_ text: String) -> String {
-        var text = text  // withUTF8 may make a native copy of a bridged string first
-        return text.withUTF8 { hex($0) }
+    func hex(_ text: String) -> String { hex(joining: [text]) }
+
+    /// The lowercase hex digest of `parts` joined with ":" (RFC 7616's `H(a:b:c)`), hashed part
+    /// by part rather than joined into a new string first.
+    func hex(joining parts: [String]) -> String {
+        var hasher = DigestHasher(hash)
+        for (index, part) in parts.enumerated() {
+            if index > 0 { hasher.update(CollectionOfOne(UInt8(ascii: ":"))) }
+            var part = part  // withUTF8 may make a native copy of a bridged string first
+            part.withUTF8 { hasher.update($0) }
+        }
+        return hasher.finalizeHex()
     }
 
     /// RFC 7616's H(): the lowercase hex digest of `text`'s UTF-8 bytes with this algorithm's hash

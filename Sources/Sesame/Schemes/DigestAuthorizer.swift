@@ -96,53 +96,49 @@ final class DigestAuthorizer: Sendable {
             state.nonceCount = fixedCount ?? state.nonceCount + 1
             return (state.challenge, state.nonceCount, state.cnonce, state.sessionHA1, state.plainHA1)
         }
-        let h = algorithm.hex as (String) -> String
+        let h = algorithm.hex(joining:)
         var ha1: String
         if let cachedHA1 {
             ha1 = cachedHA1
         } else if let plainHA1, plainHA1.realm == challenge.realm {
             ha1 = plainHA1.value
         } else {
-            ha1 = h("\(user):\(challenge.realm):\(password)")
+            ha1 = h([user, challenge.realm, password])
             let computed = ha1
             state.withLock { $0.plainHA1 = (challenge.realm, computed) }
         }
         if algorithm.isSession, cachedHA1 == nil {
-            ha1 = h("\(ha1):\(challenge.nonce):\(cnonce)")
+            ha1 = h([ha1, challenge.nonce, cnonce])
             state.withLock { state in
                 if state.challenge.nonce == challenge.nonce { state.sessionHA1 = ha1 }
             }
         }
-        let a2 = qop == "auth-int" ? "\(method):\(uri):\(try bodyHash())" : "\(method):\(uri)"
+        let ha2 = h(qop == "auth-int" ? [method, uri, try bodyHash()] : [method, uri])
         let nc = withUnsafeBytes(of: UInt32(truncatingIfNeeded: count).bigEndian) { Array($0) }.hexString()
         let response =
-            if let qop {
-                h("\(ha1):\(challenge.nonce):\(nc):\(cnonce):\(qop):\(h(a2))")
-            } else {
-                h("\(ha1):\(challenge.nonce):\(h(a2))")
-            }
-        var parameters: [String] = []
+            if let qop { h([ha1, challenge.nonce, nc, cnonce, qop, ha2]) } else { h([ha1, challenge.nonce, ha2]) }
+        var header = AuthParameterList(scheme: "Digest")
         if challenge.userhash {
-            parameters.append("username=\(Self.quoted(h("\(user):\(challenge.realm)")))")
+            header.append("username", quoted: h([user, challenge.realm]))
         } else if user.unicodeScalars.allSatisfy({ $0.isASCII && $0.value >= 0x20 && $0.value != 0x7F }) {
-            parameters.append("username=\(Self.quoted(user))")
+            header.append("username", quoted: user)
         } else {
-            parameters.append("username*=UTF-8''\(Self.extValue(user))")
+            header.append("username*", token: "UTF-8''\(Self.extValue(user))")
         }
-        parameters.append("realm=\(Self.quoted(challenge.realm))")
-        parameters.append("uri=\(Self.quoted(uri))")
-        if challenge.algorithmName != nil { parameters.append("algorithm=\(algorithm)") }
-        parameters.append("nonce=\(Self.quoted(challenge.nonce))")
+        header.append("realm", quoted: challenge.realm)
+        header.append("uri", quoted: uri)
+        if challenge.algorithmName != nil { header.append("algorithm", token: algorithm.description) }
+        header.append("nonce", quoted: challenge.nonce)
         if let qop {
-            parameters.append("nc=\(nc)")
-            parameters.append("cnonce=\(Self.quoted(cnonce))")
-            parameters.append("qop=\(qop)")
+            header.append("nc", token: nc)
+            header.append("cnonce", quoted: cnonce)
+            header.append("qop", token: qop)
         }
-        parameters.append("response=\(Self.quoted(response))")
-        if let opaque = challenge.opaque { parameters.append("opaque=\(Self.quoted(opaque))") }
-        if challenge.userhash { parameters.append("userhash=true") }
+        header.append("response", quoted: response)
+        if let opaque = challenge.opaque { header.append("opaque", quoted: opaque) }
+        if challenge.userhash { header.append("userhash", token: "true") }
         let expectation = Expectation(ha1: ha1, nonce: challenge.nonce, nc: nc, cnonce: cnonce, qop: qop, uri: uri)
-        return ("Digest " + parameters.joined(separator: ", "), expectation)
+        return (header.text, expectation)
     }
 
     /// A new challenge for the same space (stale nonce): its nonce replaces ours, counting restarts.
@@ -161,15 +157,16 @@ final class DigestAuthorizer: Sendable {
     func verify(_ info: String, expectation: Expectation, responseBodyHash: String? = nil) throws {
         let parameters = AuthChallengeParser.parse("Info " + info).challenges.first
         if let rspauth = parameters?.parameter("rspauth") {
-            let h = algorithm.hex as (String) -> String
-            let a2 =
+            let h = algorithm.hex(joining:)
+            let ha2 = h(
                 expectation.qop == "auth-int"
-                ? ":\(expectation.uri):\(responseBodyHash ?? h(""))" : ":\(expectation.uri)"
+                    ? ["", expectation.uri, responseBodyHash ?? h([""])] : ["", expectation.uri]
+            )
             let expected =
                 if let qop = expectation.qop {
-                    h("\(expectation.ha1):\(expectation.nonce):\(expectation.nc):\(expectation.cnonce):\(qop):\(h(a2))")
+                    h([expectation.ha1, expectation.nonce, expectation.nc, expectation.cnonce, qop, ha2])
                 } else {
-                    h("\(expectation.ha1):\(expectation.nonce):\(h(a2))")
+                    h([expectation.ha1, expectation.nonce, ha2])
                 }
             guard rspauth.lowercased() == expected else {
                 throw SesameError(
@@ -186,10 +183,6 @@ final class DigestAuthorizer: Sendable {
                 state.sessionHA1 = nil
             }
         }
-    }
-
-    private static func quoted(_ text: String) -> String {
-        HTTPAuthChallenge.quoted(text)
     }
 
     /// RFC 8187 ext-value encoding of UTF-8 text.

@@ -32,17 +32,10 @@ public struct HTTPAuthChallenge: Sendable, Hashable, CustomStringConvertible {
         return ([scheme] + [rendered.joined(separator: ", ")].filter { !$0.isEmpty }).joined(separator: " ")
     }
 
-    /// `text` as an HTTP quoted-string: backslashes and double quotes escaped, scalar by scalar
-    /// (a quote followed by a combining mark is one Character, but still a quote on the wire).
+    /// `text` as an HTTP quoted-string (see `AuthParameterList.appendQuoted`).
     static func quoted(_ text: String) -> String {
-        // The quote and the backslash are ASCII, so escaping works on the UTF-8 bytes.
-        var bytes: [UInt8] = [UInt8(ascii: "\"")]
-        bytes.reserveCapacity(text.utf8.count + 8)
-        for byte in text.utf8 {
-            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { bytes.append(UInt8(ascii: "\\")) }
-            bytes.append(byte)
-        }
-        bytes.append(UInt8(ascii: "\""))
-        return String(decoding: bytes, as: UTF8.self)
+        var quoted = ""
+        AuthParameterList.appendQuoted(text, to: &quoted)
+        return quoted
     }
 }

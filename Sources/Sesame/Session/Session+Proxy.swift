@@ -50,6 +50,7 @@ extension Session {
             allowsCleartextPasswords: configuration.allowsCleartextPasswords || proxyCredential != nil,
             task: task
         )
+        resolver.recordsTraces = configuration.eventObserver != nil
         var attempt = proxyAuthorizations.withLock { $0[proxy] }
         if let attempt { resolver.sending(preemptive: attempt) }
         // Each 407 costs one new connection; the resolver ends the loop long before this bound.

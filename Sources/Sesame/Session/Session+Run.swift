@@ -45,12 +45,14 @@ extension Session {
             allowsCleartextPasswords: configuration.allowsCleartextPasswords,
             task: task
         )
+        resolver.recordsTraces = configuration.eventObserver != nil
         var attempt: ChallengeResolver.Attempt?
         var proxyResolver = ChallengeResolver(
             maximumFailures: configuration.maximumAuthenticationFailures,
             allowsCleartextPasswords: configuration.allowsCleartextPasswords,
             task: task
         )
+        proxyResolver.recordsTraces = configuration.eventObserver != nil
         var proxyAttempt: (proxy: ProxyEndpoint, attempt: ChallengeResolver.Attempt)?
         while true {
             task.update(request: request)
@@ -234,7 +236,6 @@ extension Session {
         with resolver: inout ChallengeResolver,
         proxy: (endpoint: ProxyEndpoint, credential: Credential?)? = nil
     ) async throws -> ChallengeOutcome {
-        guard let origin = proxy?.endpoint.origin ?? Origin(request.url) else { return .deliver }
         let url = request.url
         let automatic: ChallengeResolver.Automatic = { [self] space in
             if space.isProxy, let credential = proxy?.credential { return (credential, .urlUserInfo) }
@@ -244,6 +245,7 @@ extension Session {
         let methods = proxy == nil ? configuration.authenticationMethods : configuration.proxyAuthenticationMethods
         var offers: [ChallengeOffer] = []
         if challenged {
+            guard let origin = proxy?.endpoint.origin ?? Origin(url) else { return .deliver }
             let offered = OfferedProtectionSpaces.parse(response, origin: origin, isProxy: proxy != nil)
             offers = offered.offers.filter { methods?.contains($0.space.authenticationMethod) ?? true }
             for problem in offered.problems { configuration.eventObserver?(.challengeHeaderProblem(problem)) }

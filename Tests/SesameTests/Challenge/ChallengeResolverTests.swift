@@ -63,6 +63,25 @@ import Testing
         }
     }
 
+    @Test func tracesAreKeptOnlyWhenRecorded() throws {
+        let attempt = ChallengeResolver.Attempt(
+            space: basic,
+            credential: Credential(user: "ada", password: "s3cret", persistence: .forSession),
+            responder: .preemptive,
+            authorizer: .fixed("Basic YWRhOnMzY3JldA==")
+        )
+        for records in [true, false] {
+            var machine = resolver()
+            machine.recordsTraces = records
+            machine.sending(preemptive: attempt)
+            guard case .deliver(nil) = try machine.received(ok, challenged: false, offers: [], automatic: none) else {
+                Issue.record("a preemptive success is delivered without storing it again")
+                continue
+            }
+            #expect(machine.drainTraces().map(\.responder) == (records ? [.preemptive] : []))
+        }
+    }
+
     @Test func useCredentialWithoutACredentialDeliversTheResponse() throws {
         var machine = resolver()
         let question = try challenge(

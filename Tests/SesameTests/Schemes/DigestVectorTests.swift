@@ -120,6 +120,29 @@ import Testing
         return try #require(DigestChallenge(parsed))
     }
 
+    @Test func quotesAndBackslashesAreEscapedOnTheWireAndHashedAsTheyAre() throws {
+        let challenge = try digest(#"Digest realm="a \"b\" \\c", qop="auth", nonce="n\"1", algorithm=MD5"#)
+        #expect(challenge.realm == #"a "b" \c"#)
+        let authorizer = try DigestAuthorizer(
+            challenge: challenge,
+            user: #"say "hi"\"#,
+            password: "p",
+            bodyIsHashable: false,
+            makeCnonce: { "c" }
+        )
+        let (text, _) = authorizer.authorization(method: "GET", uri: "/", bodyHash: { "" }, nc: 1)
+        #expect(text.contains(#"username="say \"hi\"\\""#))
+        #expect(text.contains(#"realm="a \"b\" \\c""#))
+        let header = try #require(AuthChallengeParser.parse(text).challenges.first)
+        #expect(header.parameter("username") == #"say "hi"\"#)
+        #expect(header.parameter("nonce") == #"n"1"#)
+        // RFC 7616: the hashes cover the unquoted values.
+        let md5 = DigestAlgorithm(hash: .md5, isSession: false)
+        let ha1 = md5.hash(#"say "hi"\:a "b" \c:p"#)
+        let expected = md5.hash("\(ha1):n\"1:00000001:c:auth:\(md5.hash("GET:/"))")
+        #expect(header.parameter("response") == expected)
+    }
+
     @Test func aNonASCIIUserWithoutUserhashGoesInUsernameStar() throws {
         let challenge = try digest("Digest realm=\"api@example.org\", qop=\"auth\", nonce=\"n\", charset=UTF-8")
         let authorizer = try DigestAuthorizer(
