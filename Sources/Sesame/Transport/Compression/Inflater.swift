@@ -16,6 +16,9 @@ final class Inflater {
     private var initialized = false
     private var triedRawDeflate = false
     private(set) var isFinished = false
+    /// Output room per inflate call: at least this much, at most the larger bound.
+    private static let smallestStep = 1_024
+    private static let largestStep = 65_536
 
     /// - Parameters:
     ///   - coding: the Content-Encoding.
@@ -74,22 +77,30 @@ final class Inflater {
         _ input: inout ArraySlice<UInt8>,
         into output: inout [UInt8]
     ) throws -> (result: Int32, progressed: Bool, outputFull: Bool) {
-        var chunk = [UInt8](repeating: 0, count: 65_536)
+        // Room for what this input is likely to expand to (up to 64 KiB a call; more output
+        // means another call), left uninitialized: zlib writes it, and only what it wrote is kept.
+        let room = min(Self.largestStep, max(Self.smallestStep, input.count * 8))
         let before = input.count
-        let (result, made, left) = input.withUnsafeBytes { raw -> (Int32, Int, Int) in
-            stream.pointee.next_in = UnsafeMutablePointer(mutating: raw.bindMemory(to: Bytef.self).baseAddress)
-            stream.pointee.avail_in = UInt32(raw.count)
-            let code = chunk.withUnsafeMutableBytes { out -> Int32 in
-                stream.pointee.next_out = out.bindMemory(to: Bytef.self).baseAddress
+        var result: Int32 = Z_OK
+        var left = 0
+        var full = false
+        let chunk = input.withUnsafeBytes { raw in
+            [UInt8](unsafeUninitializedCapacity: room) { out, made in
+                stream.pointee.next_in = UnsafeMutablePointer(mutating: raw.bindMemory(to: Bytef.self).baseAddress)
+                stream.pointee.avail_in = UInt32(raw.count)
+                stream.pointee.next_out = out.baseAddress
                 stream.pointee.avail_out = UInt32(out.count)
-                return CZlib.inflate(stream, Z_NO_FLUSH)
+                result = CZlib.inflate(stream, Z_NO_FLUSH)
+                made = out.count - Int(stream.pointee.avail_out)
+                full = stream.pointee.avail_out == 0
+                left = Int(stream.pointee.avail_in)
+                stream.pointee.next_in = nil
+                stream.pointee.avail_in = 0
+                stream.pointee.next_out = nil
+                stream.pointee.avail_out = 0
             }
-            let made = chunk.count - Int(stream.pointee.avail_out)
-            let left = Int(stream.pointee.avail_in)
-            stream.pointee.next_in = nil
-            stream.pointee.avail_in = 0
-            return (code, made, left)
         }
+        let made = chunk.count
         if result == Z_DATA_ERROR && coding == .deflate && !triedRawDeflate && produced == 0 {
             // Some servers send raw deflate without the zlib wrapper RFC 9110 asks for.
             triedRawDeflate = true
@@ -109,9 +120,9 @@ final class Inflater {
         guard produced <= limit else {
             throw SesameError(.protocolError, "the decoded body is larger than the \(limit)-byte limit")
         }
-        output += chunk[0..<made]
+        if output.isEmpty { output = chunk } else { output += chunk }
         input = input.suffix(left)
-        return (result, made > 0 || left < before, made == chunk.count)
+        return (result, made > 0 || left < before, full)
     }
 
     /// The body ended: it must have reached the end of the compressed stream.
