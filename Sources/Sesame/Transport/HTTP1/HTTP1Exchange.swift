@@ -78,7 +78,7 @@ enum HTTP1Exchange {
             configuration: configuration,
             timeout: timeout,
             deadline: deadline,
-            requestAsksToClose: headers.tokens("Connection").contains("close")
+            requestAsksToClose: headers.containsToken("close", in: "Connection")
         )
         do {
             let expectsContinue = headers.first("Expect")?.lowercased() == "100-continue" && request.body != nil
