@@ -30,25 +30,48 @@ extension HTTP1ResponseParser {
     /// One field line: the name (a token, no whitespace before the colon) and the value without
     /// surrounding whitespace (no NUL).
     static func field(_ line: ArraySlice<UInt8>, section: String) throws -> (name: String, value: String) {
+        // One pass over the bytes in place (this runs for every field of every response).
+        let parsed = line.withUnsafeBufferPointer { bytes -> (name: String, value: String)? in
+            var colon = 0
+            while colon < bytes.count, bytes[colon] != UInt8(ascii: ":") {
+                guard isTokenByte(bytes[colon]) else { return nil }
+                colon += 1
+            }
+            guard colon > 0, colon < bytes.count else { return nil }
+            var start = colon + 1
+            var end = bytes.count
+            while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+            while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
+            var index = start
+            while index < end {
+                guard bytes[index] != 0 else { return nil }
+                index += 1
+            }
+            return (
+                String(decoding: UnsafeBufferPointer(rebasing: bytes[..<colon]), as: UTF8.self),
+                String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+            )
+        }
+        if let parsed { return parsed }
+        throw fieldError(line, section: section)
+    }
+
+    /// Why `line` is not a valid field line (see ``field(_:section:)``).
+    private static func fieldError(_ line: ArraySlice<UInt8>, section: String) -> SesameError {
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else {
-            throw SesameError(.protocolError, "\(section) line without a colon: '\(text(line.prefix(80)))'")
+            return SesameError(.protocolError, "\(section) line without a colon: '\(text(line.prefix(80)))'")
         }
         let name = line[..<colon]
         guard !name.isEmpty, name.allSatisfy(isTokenByte) else {
             let shown = text(name.prefix(80))
-            throw SesameError(
+            return SesameError(
                 .protocolError,
                 name.last == 0x20 || name.last == 0x09
                     ? "whitespace between the \(section) name '\(shown.trimmingSpaces())' and its colon"
                     : "invalid \(section) name '\(shown)'"
             )
         }
-        let nameText = text(name)
-        let value = trimmed(line[(colon + 1)...])
-        guard !value.contains(0) else {
-            throw SesameError(.protocolError, "a NUL byte in the value of \(section) '\(nameText)'")
-        }
-        return (nameText, text(value))
+        return SesameError(.protocolError, "a NUL byte in the value of \(section) '\(text(name))'")
     }
 
     /// `bytes` without leading and trailing spaces and tabs.

@@ -48,8 +48,8 @@ struct HTTP1ResponseParser {
     ///   - requestMethod: the method of the request this response answers (HEAD responses have no body).
     ///   - limits: size limits.
     init(requestMethod: String, limits: HTTP1ParserLimits = HTTP1ParserLimits()) {
-        self.isHeadRequest = requestMethod.uppercased() == "HEAD"
-        self.isConnectRequest = requestMethod.uppercased() == "CONNECT"
+        self.isHeadRequest = requestMethod.caseInsensitiveEquals("HEAD")
+        self.isConnectRequest = requestMethod.caseInsensitiveEquals("CONNECT")
         self.limits = limits
     }
 
@@ -299,13 +299,17 @@ struct HTTP1ResponseParser {
     private mutating func nextLine(limit: Int, what: String) throws -> Range<Int>? {
         let start = position
         let end = buffer.count
-        let newline = buffer.withUnsafeBufferPointer { bytes -> Int? in
+        // The newline, and the first CR before it (one pass).
+        let (newline, firstCR) = buffer.withUnsafeBufferPointer { bytes -> (Int?, Int?) in
+            var firstCR: Int?
             var index = start
             while index < end {
-                if bytes[index] == 0x0A { return index }
+                let byte = bytes[index]
+                if byte == 0x0A { return (index, firstCR) }
+                if byte == 0x0D && firstCR == nil { firstCR = index }
                 index += 1
             }
-            return nil
+            return (nil, firstCR)
         }
         guard let newline else {
             if end - start > limit + 1 { throw protocolError("\(what) longer than \(limit) bytes") }
@@ -313,7 +317,7 @@ struct HTTP1ResponseParser {
         }
         var lineEnd = newline
         if lineEnd > start && buffer[lineEnd - 1] == 0x0D { lineEnd -= 1 }
-        if buffer[start..<lineEnd].contains(0x0D) { throw protocolError("a bare CR inside a \(what)") }
+        if let firstCR, firstCR < lineEnd { throw protocolError("a bare CR inside a \(what)") }
         guard lineEnd - start <= limit else { throw protocolError("\(what) longer than \(limit) bytes") }
         position = newline + 1
         return start..<lineEnd

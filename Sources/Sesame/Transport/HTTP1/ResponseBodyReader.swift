@@ -5,8 +5,11 @@ import Foundation
 final class ResponseBodyReader {
     private let lease: ConnectionPool.Lease
     private let pool: ConnectionPool
-    private let request: HTTPRequest
-    private let configuration: SessionConfiguration
+    private let url: URL
+    private let isHeadRequest: Bool
+    /// The decoded-body limit, nil when bodies are not decoded (`SessionConfiguration`'s settings).
+    private let decodedBodyLimit: Int?
+    private let eventObserver: (@Sendable (SessionEvent) -> Void)?
     private let timeout: Duration
     private let deadline: ContinuousClock.Instant
     private let requestAsksToClose: Bool
@@ -31,8 +34,10 @@ final class ResponseBodyReader {
         self.deadline = deadline
         self.lease = lease
         self.pool = pool
-        self.request = request
-        self.configuration = configuration
+        url = request.url
+        isHeadRequest = request.method.caseInsensitiveEquals("HEAD")
+        decodedBodyLimit = configuration.decodesContent ? configuration.maximumDecodedBodySize : nil
+        eventObserver = configuration.eventObserver
         self.timeout = timeout
         self.requestAsksToClose = requestAsksToClose
         self.parser = HTTP1ResponseParser(requestMethod: request.method)
@@ -195,14 +200,14 @@ final class ResponseBodyReader {
             reason: head.reason,
             version: "HTTP/1.\(head.minorVersion)",
             headers: head.headers,
-            url: request.url
+            url: url
         )
-        if configuration.decodesContent, request.method != "HEAD" {
+        if let limit = decodedBodyLimit, !isHeadRequest {
             let codings = head.headers.tokens("Content-Encoding").filter { $0 != "identity" }
             if codings == ["gzip"] || codings == ["x-gzip"] {
-                inflater = try Inflater(coding: .gzip, limit: configuration.maximumDecodedBodySize)
+                inflater = try Inflater(coding: .gzip, limit: limit)
             } else if codings == ["deflate"] {
-                inflater = try Inflater(coding: .deflate, limit: configuration.maximumDecodedBodySize)
+                inflater = try Inflater(coding: .deflate, limit: limit)
             }
         }
         self.response = response
@@ -210,7 +215,7 @@ final class ResponseBodyReader {
 
     /// Tells the event observer, if any, that a head (1xx or final) arrived.
     private func report(_ head: HTTP1ResponseHead) {
-        guard let observer = configuration.eventObserver else { return }
+        guard let observer = eventObserver else { return }
         let lines =
             ["HTTP/1.\(head.minorVersion) \(head.status)\(head.reason.isEmpty ? "" : " " + head.reason)"]
             + head.headers.map { "\($0.name): \($0.value)" }
