@@ -15,5 +15,5 @@ unset http_proxy https_proxy all_proxy no_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY
 swift build -c release --product sesame-bench
 arguments=("$@")
 if [[ " ${arguments[*]-} " != *" --output "* ]]; then arguments+=(--output bench-results.md); fi
-if [[ " ${arguments[*]-} " != *" --repetitions "* ]]; then arguments+=(--repetitions 3); fi
+if [[ " ${arguments[*]-} " != *" --repetitions "* ]]; then arguments+=(--repetitions 4); fi
 exec .build/release/sesame-bench "${arguments[@]}"

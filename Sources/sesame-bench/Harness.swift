@@ -207,7 +207,11 @@ struct Harness {
                 workload.onApache ? apache.accessLog.count : nginx.accessLog.count
             }
             for repetition in 1...repetitions {
-                for client in Client.allCases {
+                // Sesame and libcurl take turns going first, so that neither always runs right
+                // after the curl CLI (or the previous workload) and a drift in the machine's load
+                // within a repetition does not favour one of them.
+                let order: [Client] = repetition % 2 == 1 ? [.sesame, .libcurl, .curl] : [.libcurl, .sesame, .curl]
+                for client in order {
                     var sample: Sample
                     let before = served()
                     switch client {

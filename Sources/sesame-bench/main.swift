@@ -9,7 +9,7 @@ if arguments.first == "--worker" {
     exit(await Worker.run(Array(arguments.dropFirst())))
 }
 do {
-    var repetitions = 3
+    var repetitions = 4
     var output: String? = nil
     var only: String? = nil
     var index = 0
