@@ -12,6 +12,8 @@ struct PoolStateMachine<Connection: AnyObject> {
         var leased = 0
         var waiters: [Int] = []
 
+        var isEmpty: Bool { idle.isEmpty && opening == 0 && leased == 0 && waiters.isEmpty }
+
         mutating func removeExpired(now: ContinuousClock.Instant, idleTimeout: Duration) -> [Connection] {
             guard idle.contains(where: { now - $0.since >= idleTimeout }) else { return [] }
             let expired = idle.filter { now - $0.since >= idleTimeout }.map(\.connection)
@@ -50,24 +52,25 @@ struct PoolStateMachine<Connection: AnyObject> {
         now: ContinuousClock.Instant,
         isOpen: (Connection) -> Bool = { _ in true }
     ) -> (action: AcquireAction, expired: [Connection]) {
-        var state = take(origin)
-        var expired = state.removeExpired(now: now, idleTimeout: idleTimeout)
-        defer { origins[origin] = state }
-        // Most recently used first: the likeliest to still be open.
-        while let idle = state.idle.popLast() {
-            guard isOpen(idle.connection) else {
-                expired.append(idle.connection)
-                continue
+        let (limit, idleTimeout) = (limit, idleTimeout)  // not read through `self` while it changes
+        return withState(origin) { state in
+            var expired = state.removeExpired(now: now, idleTimeout: idleTimeout)
+            // Most recently used first: the likeliest to still be open.
+            while let idle = state.idle.popLast() {
+                guard isOpen(idle.connection) else {
+                    expired.append(idle.connection)
+                    continue
+                }
+                state.leased += 1
+                return (.reuse(idle.connection), expired)
             }
-            state.leased += 1
-            return (.reuse(idle.connection), expired)
+            if state.leased + state.opening < limit {
+                state.opening += 1
+                return (.connect, expired)
+            }
+            state.waiters.append(waiter)
+            return (.wait, expired)
         }
-        if state.leased + state.opening < limit {
-            state.opening += 1
-            return (.connect, expired)
-        }
-        state.waiters.append(waiter)
-        return (.wait, expired)
     }
 
     /// A connection opened for `origin` is now in use.
@@ -78,12 +81,12 @@ struct PoolStateMachine<Connection: AnyObject> {
 
     /// Opening failed: the slot goes to the next waiter, if any.
     mutating func openFailed(_ origin: Origin) -> HandOff? {
-        var state = take(origin)
-        state.opening -= 1
-        defer { store(origin, state) }
-        guard !state.waiters.isEmpty else { return nil }
-        state.opening += 1
-        return .connect(waiter: state.waiters.removeFirst())
+        withState(origin) { state in
+            state.opening -= 1
+            guard !state.waiters.isEmpty else { return nil }
+            state.opening += 1
+            return .connect(waiter: state.waiters.removeFirst())
+        }
     }
 
     /// A leased connection is done. A reusable one goes to the next waiter or the idle list; a
@@ -94,18 +97,18 @@ struct PoolStateMachine<Connection: AnyObject> {
         reusable: Bool,
         now: ContinuousClock.Instant
     ) -> HandOff? {
-        var state = take(origin)
-        defer { store(origin, state) }
-        if !state.waiters.isEmpty {
-            let waiter = state.waiters.removeFirst()
-            if reusable { return .reuse(waiter: waiter, connection) }
+        withState(origin) { state in
+            if !state.waiters.isEmpty {
+                let waiter = state.waiters.removeFirst()
+                if reusable { return .reuse(waiter: waiter, connection) }
+                state.leased -= 1
+                state.opening += 1
+                return .connect(waiter: waiter)
+            }
             state.leased -= 1
-            state.opening += 1
-            return .connect(waiter: waiter)
+            if reusable { state.idle.append(Idle(connection: connection, since: now)) }
+            return nil
         }
-        state.leased -= 1
-        if reusable { state.idle.append(Idle(connection: connection, since: now)) }
-        return nil
     }
 
     /// A waiter gave up (cancelled); true when it was still waiting.
@@ -151,6 +154,18 @@ struct PoolStateMachine<Connection: AnyObject> {
     /// Every idle connection (for tests and diagnostics).
     var idleConnections: [Connection] { origins.values.flatMap { $0.idle.map(\.connection) } }
 
+    /// Runs `body` on the state of `origin` in place (one lookup; the table's storage is not
+    /// copied), then drops the state when nothing is left in it.
+    private mutating func withState<Result>(_ origin: Origin, _ body: (inout PerOrigin) -> Result) -> Result {
+        func run(_ state: inout PerOrigin) -> (Result, Bool) {
+            let result = body(&state)
+            return (result, state.isEmpty)
+        }
+        let (result, isEmpty) = run(&origins[origin, default: PerOrigin()])
+        if isEmpty { origins[origin] = nil }
+        return result
+    }
+
     /// The state of `origin`, taken out of the table: changing it then copies no array (a copy
     /// left in the table would make every change to `idle` or `waiters` copy it first).
     private mutating func take(_ origin: Origin) -> PerOrigin {
@@ -158,7 +173,7 @@ struct PoolStateMachine<Connection: AnyObject> {
     }
 
     private mutating func store(_ origin: Origin, _ state: PerOrigin) {
-        if state.idle.isEmpty && state.opening == 0 && state.leased == 0 && state.waiters.isEmpty {
+        if state.isEmpty {
             origins[origin] = nil
         } else {
             origins[origin] = state
