@@ -71,7 +71,7 @@ extension Connection {
         flushOutbound()  // reading can produce output (alerts, key updates)
         if count > 0 {
             clearPendingRead()
-            continuation.resume(returning: buffer)
+            loop.resumeRead(continuation, with: buffer)
             return
         }
         let code = SSL_get_error(ssl, count)
@@ -122,7 +122,7 @@ extension Connection {
             let bytes = Array(inbound[inboundOffset..<end])
             inboundOffset = end
             clearPendingRead()
-            continuation.resume(returning: bytes)
+            loop.resumeRead(continuation, with: bytes)
         } else if socketEOF {
             if let socketError {
                 fail(socketError)

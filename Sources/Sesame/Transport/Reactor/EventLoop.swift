@@ -29,6 +29,7 @@ public final class EventLoop: @unchecked Sendable {
     /// The thread holding `ownership` (0 when none).
     private let ownerThreadID = Atomic<UInt>(0)
     private let wakeUps = Atomic<Int>(0)
+    private let batchedResumes = Atomic<Int>(0)
     /// Scratch space for socket reads; loop-confined, so one per loop serves every connection.
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
     /// Scratch space for decrypted bytes (one read's worth at most); loop-confined.
@@ -59,6 +60,9 @@ public final class EventLoop: @unchecked Sendable {
         var wakeNeeded = false
         /// Reads waiting for bytes on this loop's connections.
         var waitingReads = 0
+        /// While the loop delivers a batch of events: reads answered, resumed once the batch's
+        /// events are handled (see `resumeRead`).
+        var answeredReads: [(ReadContinuation, [UInt8])]?
     }
 
     private struct Registration {
@@ -114,6 +118,8 @@ public final class EventLoop: @unchecked Sendable {
 
     /// How many times the loop has woken from `epoll_wait` (for tests showing an idle loop stays idle).
     var wakeUpCount: Int { wakeUps.load(ordering: .relaxed) }
+    /// How many reads were resumed together with others after a batch of events (for tests).
+    var batchedResumeCount: Int { batchedResumes.load(ordering: .relaxed) }
 
     /// True when called on the loop: on its thread between waits, or inside `runOnLoop(_:)`.
     public var inEventLoop: Bool { ownerThreadID.load(ordering: .acquiring) == UInt(pthread_self()) }
@@ -233,6 +239,19 @@ public final class EventLoop: @unchecked Sendable {
         _ = CSesameShims_epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, 0, 0)
     }
 
+    /// Resumes a read's caller with `bytes`. While the loop delivers several events at once, the
+    /// callers are resumed together once all of them are handled: their tasks then reach the
+    /// concurrency threads in one burst, which wakes a thread once for many of them (resumed one
+    /// by one between the loop's reads, each woke a thread that had just gone to sleep).
+    func resumeRead(_ continuation: ReadContinuation, with bytes: [UInt8]) {
+        assert(inEventLoop)
+        if confined.answeredReads != nil {
+            confined.answeredReads?.append((continuation, bytes))
+        } else {
+            continuation.resume(returning: bytes)
+        }
+    }
+
     /// How many reads wait for bytes on this loop's connections (kept by the connections).
     var waitingReads: Int {
         get {
@@ -315,6 +334,7 @@ public final class EventLoop: @unchecked Sendable {
     /// Delivers ready events, then due timers, then posted work. Returns true when the loop is
     /// stopping (the work taken was the last to run).
     private func runBatch(events: [UInt32], datas: [UInt64], count: Int) -> Bool {
+        if count > 1 { confined.answeredReads = [] }
         for index in 0..<count {
             let data = datas[index]
             if data == UInt64(UInt32.max) {
@@ -328,6 +348,11 @@ public final class EventLoop: @unchecked Sendable {
             // registration may reuse the number): deliver only to the registration the event is for.
             guard let registration = confined.handlers[fd], registration.generation == generation else { continue }
             registration.handler(events[index])
+        }
+        if let answered = confined.answeredReads {
+            confined.answeredReads = nil
+            if answered.count > 1 { batchedResumes.add(answered.count, ordering: .relaxed) }
+            for (continuation, bytes) in answered { continuation.resume(returning: bytes) }
         }
         // Taken off the heap first, then run: a timer's work may schedule or cancel timers.
         for work in confined.timers.takeDue(now: ContinuousClock.now) { work() }
