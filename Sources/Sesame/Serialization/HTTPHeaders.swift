@@ -115,6 +115,17 @@ public struct HTTPHeaders: Hashable, Sendable, Sequence, ExpressibleByDictionary
 extension StringProtocol {
     func caseInsensitiveEquals<Other: StringProtocol>(_ other: Other) -> Bool {
         guard utf8.count == other.utf8.count else { return false }  // O(1) for native strings
+        // Native strings: compare their bytes in place (header lookups run this for every field).
+        let compared = utf8.withContiguousStorageIfAvailable { mine in
+            other.utf8.withContiguousStorageIfAvailable { theirs -> Bool in
+                for index in 0..<mine.count {
+                    let (a, b) = (mine[index], theirs[index])
+                    if a != b && asciiLower(a) != asciiLower(b) { return false }
+                }
+                return true
+            }
+        }
+        if let compared = compared ?? nil { return compared }
         var mine = utf8.makeIterator()
         var theirs = other.utf8.makeIterator()
         while true {
