@@ -394,7 +394,8 @@ struct Harness {
         lines.append(
             "Sesame and libcurl time their own workload; curl CLI times include its process start-up. "
                 + "\"System store\" is Debian's CA bundle plus the test root, loaded as each client does it. "
-                + "Sesame/libcurl: Sesame's rate over libcurl's in the same repetition (run back to back), "
+                + "Sesame/libcurl: Sesame's rate over libcurl's in the same repetition (run back to back, "
+                + "taking turns going first), "
                 + "median and range over the repetitions. Both keep each body in memory."
         )
         return lines.joined(separator: "\n")
