@@ -12,6 +12,7 @@ sources=(
     Fuzz/AuthChallengeParserFuzz.swift
     Sources/Sesame/Schemes/AuthChallengeParser.swift
     Sources/Sesame/Schemes/HTTPAuthChallenge.swift
+    Sources/Sesame/Schemes/AuthParameterList.swift
     Sources/Sesame/Schemes/DigestChallenge.swift
     Sources/Sesame/Schemes/DigestAlgorithm.swift
     Sources/Sesame/Schemes/HexString.swift
