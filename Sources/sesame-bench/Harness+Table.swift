@@ -1,0 +1,54 @@
+import Foundation
+
+// The Markdown table the benchmark prints and writes.
+extension Harness {
+    /// One row per workload and client: rates, CPU per request, peak memory, round trips, and
+    /// Sesame's rate over libcurl's within each repetition.
+    func render(_ results: [String: [Client: [Sample]]]) -> String {
+        var lines = [
+            "| workload | client | req/s median (min–max) | CPU µs/req | peak RSS MiB | round trips/req | Sesame/libcurl req/s median (min–max) |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        func median(_ values: [Double]) -> Double {
+            let sorted = values.sorted()
+            return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
+        }
+        for workload in Self.workloads {
+            guard let byClient = results[workload.name] else { continue }
+            // Each repetition runs the clients back to back: the ratio within a repetition is
+            // measured under the same load from the rest of the machine, so the ratios' median
+            // is steadier than the ratio of the medians.
+            let pairs = zip(byClient[.sesame, default: []], byClient[.libcurl, default: []])
+            let ratios = pairs.map { sesame, libcurl in libcurl.wall / max(sesame.wall, 1e-9) }
+            for client in Client.allCases {
+                let samples = byClient[client, default: []]
+                let rates = samples.map { Double(workload.count) / $0.wall }
+                let cpu = median(samples.map { $0.cpu / Double(workload.count) * 1e6 })
+                let rss = Double(samples.map(\.peakRSS).max() ?? 0) / 1024
+                let ratio =
+                    client == .sesame && !ratios.isEmpty
+                    ? String(format: "%.2f (%.2f–%.2f)", median(ratios), ratios.min() ?? 0, ratios.max() ?? 0) : ""
+                lines.append(
+                    "| \(workload.name) | \(client.rawValue) | "
+                        + String(
+                            format: median(rates) < 10 ? "%.2f (%.2f–%.2f)" : "%.0f (%.0f–%.0f)",
+                            median(rates),
+                            rates.min() ?? 0,
+                            rates.max() ?? 0
+                        )
+                        + " | " + String(format: "%.0f", cpu) + " | " + String(format: "%.1f", rss) + " | "
+                        + String(format: "%.3f", median(samples.map(\.roundTrips))) + " | \(ratio) |"
+                )
+            }
+        }
+        lines.append("")
+        lines.append(
+            "Sesame and libcurl time their own workload; curl CLI times include its process start-up. "
+                + "\"System store\" is Debian's CA bundle plus the test root, loaded as each client does it. "
+                + "Sesame/libcurl: Sesame's rate over libcurl's in the same repetition (run back to back, "
+                + "taking turns going first), "
+                + "median and range over the repetitions. Both keep each body in memory."
+        )
+        return lines.joined(separator: "\n")
+    }
+}
