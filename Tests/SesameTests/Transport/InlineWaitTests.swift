@@ -136,11 +136,11 @@ import Testing
         // Between requests the connection sits in the pool, watched only for the server closing
         // it: the next answer does not wake the loop (it would take the read from the caller).
         let wakeUpsBefore = loop.wakeUpCount
-        for _ in 0..<30 {
+        for _ in 0..<100 {
             let (body, response) = try await session.data(for: HTTPRequest(url: url))
             #expect(response.status == 200 && body == Data("ok".utf8))
         }
-        #expect(loop.wakeUpCount - wakeUpsBefore == 0)
+        #expect(loop.wakeUpCount - wakeUpsBefore <= 2)  // 0 here; 8 of 30 when the pool watched it for input
         #expect(Set(server.requests.map(\.connectionIndex)) == [0])
     }
 
