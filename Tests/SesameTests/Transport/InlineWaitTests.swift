@@ -36,6 +36,13 @@ import Testing
         return try LocalServer(configuration)
     }
 
+    /// A server answering every request with a 200 "ok".
+    private func okServer() throws -> LocalServer {
+        var configuration = LocalServer.Configuration.plainHTTP
+        configuration.handler = { _ in .text("ok") }
+        return try LocalServer(configuration)
+    }
+
     /// A server that reads requests and never answers.
     private func stallingServer() throws -> LocalServer {
         var configuration = LocalServer.Configuration.plainHTTP
@@ -123,9 +130,7 @@ import Testing
     }
 
     @Test func keptAliveRequestsReadOnTheCallersThreadDoNotWakeTheLoop() async throws {
-        var configuration = LocalServer.Configuration.plainHTTP
-        configuration.handler = { _ in .text("ok") }
-        let server = try LocalServer(configuration)
+        let server = try okServer()
         defer { server.shutdown() }
         let loop = try EventLoop(name: "kept-alive")
         defer { loop.shutdown() }
@@ -326,9 +331,7 @@ import Testing
     }
 
     @Test func aSessionWithAZeroLimitLeavesAnswersToItsLoop() async throws {
-        var configuration = LocalServer.Configuration.plainHTTP
-        configuration.handler = { _ in .text("ok") }
-        let server = try LocalServer(configuration)
+        let server = try okServer()
         defer { server.shutdown() }
         // A loop of its own, so that no other test's work wakes it.
         let loop = try EventLoop(name: "session")
