@@ -68,12 +68,13 @@ struct ChallengeResolver: Sendable {
     private(set) var traces: [ChallengeTrace] = []
     /// Whether to keep traces: off when nobody observes them (a trace costs a description of the
     /// credential's scheme and a failure-count lookup, on every preemptively authorized request).
-    var recordsTraces = true
+    var recordsTraces: Bool
 
-    init(maximumFailures: Int, allowsCleartextPasswords: Bool, task: SessionTask?) {
+    init(maximumFailures: Int, allowsCleartextPasswords: Bool, task: SessionTask?, recordsTraces: Bool = true) {
         self.maximumFailures = maximumFailures
         self.allowsCleartextPasswords = allowsCleartextPasswords
         self.task = task
+        self.recordsTraces = recordsTraces
     }
 
     /// `previousFailureCount` counts per server and realm, across schemes.

@@ -48,9 +48,9 @@ extension Session {
         var resolver = ChallengeResolver(
             maximumFailures: configuration.maximumAuthenticationFailures,
             allowsCleartextPasswords: configuration.allowsCleartextPasswords || proxyCredential != nil,
-            task: task
+            task: task,
+            recordsTraces: configuration.eventObserver != nil
         )
-        resolver.recordsTraces = configuration.eventObserver != nil
         var attempt = proxyAuthorizations.withLock { $0[proxy] }
         if let attempt { resolver.sending(preemptive: attempt) }
         // Each 407 costs one new connection; the resolver ends the loop long before this bound.

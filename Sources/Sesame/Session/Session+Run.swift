@@ -43,16 +43,16 @@ extension Session {
         var resolver = ChallengeResolver(
             maximumFailures: configuration.maximumAuthenticationFailures,
             allowsCleartextPasswords: configuration.allowsCleartextPasswords,
-            task: task
+            task: task,
+            recordsTraces: configuration.eventObserver != nil
         )
-        resolver.recordsTraces = configuration.eventObserver != nil
         var attempt: ChallengeResolver.Attempt?
         var proxyResolver = ChallengeResolver(
             maximumFailures: configuration.maximumAuthenticationFailures,
             allowsCleartextPasswords: configuration.allowsCleartextPasswords,
-            task: task
+            task: task,
+            recordsTraces: configuration.eventObserver != nil
         )
-        proxyResolver.recordsTraces = configuration.eventObserver != nil
         var proxyAttempt: (proxy: ProxyEndpoint, attempt: ChallengeResolver.Attempt)?
         while true {
             task.update(request: request)
