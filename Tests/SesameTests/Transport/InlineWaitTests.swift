@@ -15,7 +15,7 @@ import Testing
 /// peers) have delayed other tasks' resumption by over eight seconds under ThreadSanitizer, which
 /// tighter bounds took for a wait that did not end.
 @Suite struct InlineWaitTests {
-    private let request = Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+    let request = Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
     /// The limit of waits that must end early (see above).
     static let longLimit = Duration.seconds(60)
 
@@ -44,14 +44,14 @@ import Testing
     }
 
     /// A server that reads requests and never answers.
-    private func stallingServer() throws -> LocalServer {
+    func stallingServer() throws -> LocalServer {
         var configuration = LocalServer.Configuration.plainHTTP
         configuration.handler = { _ in .stall }
         return try LocalServer(configuration)
     }
 
     /// A plain connection to `server` on `loop`.
-    private func connect(
+    func connect(
         to server: LocalServer,
         limit: Duration = .milliseconds(1),
         on loop: EventLoop
@@ -60,7 +60,7 @@ import Testing
     }
 
     /// Waits until the loop has run everything posted so far (it then waits in epoll_wait).
-    private func settle(_ loop: EventLoop) async throws {
+    func settle(_ loop: EventLoop) async throws {
         await withCheckedContinuation { continuation in loop.execute { continuation.resume() } }
         try await Task.sleep(for: .milliseconds(10))
     }
@@ -264,70 +264,6 @@ import Testing
         reader.cancel()
         _ = await reader.result
         await connection.close()
-    }
-
-    /// Sends a request the server never answers, runs `interrupt` on a thread of its own 200 ms
-    /// later (the task may hold one of the few concurrency threads), and returns the code of the
-    /// error the exchange ended with (nil when it did not fail with a ``SesameError``) and how
-    /// long it took.
-    private func interruptedExchange(
-        on connection: Connection,
-        by interrupt: @escaping @Sendable (Task<[UInt8], any Error>) -> Void
-    ) async -> (code: SesameError.Code?, took: Duration) {
-        let request = request
-        let started = ContinuousClock.now
-        let task = Task { try await connection.writeThenRead(request) }
-        Thread.detachNewThread {
-            Thread.sleep(forTimeInterval: 0.2)
-            interrupt(task)
-        }
-        var code: SesameError.Code?
-        do {
-            _ = try await task.value
-        } catch let error as SesameError {
-            code = error.code
-        } catch {}
-        return (code, ContinuousClock.now - started)
-    }
-
-    @Test func cancellingATaskWaitingOnItsThreadEndsTheWaitAtOnce() async throws {
-        let server = try stallingServer()
-        defer { server.shutdown() }
-        let loop = try EventLoop(name: "cancel")
-        defer { loop.shutdown() }
-        let connection = try await connect(to: server, limit: Self.longLimit, on: loop)
-        let (code, took) = await interruptedExchange(on: connection) { $0.cancel() }
-        #expect(code == .cancelled)
-        #expect(took < Self.longLimit / 2)
-    }
-
-    @Test(arguments: [Duration.zero, longLimit])
-    func shuttingTheLoopDownFailsAWaitingRead(limit: Duration) async throws {
-        // With a zero limit the read waits on the loop; with a minute, on the caller's thread.
-        let server = try stallingServer()
-        defer { server.shutdown() }
-        let loop = try EventLoop(name: "shut-down")
-        let connection = try await connect(to: server, limit: limit, on: loop)
-        let (code, took) = await interruptedExchange(on: connection) { _ in loop.shutdown() }
-        #expect(code == .eventLoopShutDown)
-        #expect(took < Self.longLimit / 2)
-    }
-
-    @Test func aReadTimeoutEndsAWaitOnTheCallersThread() async throws {
-        let server = try stallingServer()
-        defer { server.shutdown() }
-        let loop = try EventLoop(name: "timeout")
-        defer { loop.shutdown() }
-        let connection = try await connect(to: server, limit: Self.longLimit, on: loop)
-        let started = ContinuousClock.now
-        var error: SesameError?
-        do {
-            _ = try await connection.writeThenRead(request, timeout: .milliseconds(200))
-        } catch let caught as SesameError {
-            error = caught
-        }
-        #expect(error?.code == .timeout)
-        #expect(ContinuousClock.now - started < Self.longLimit / 2)
     }
 
     @Test func aSessionWithAZeroLimitLeavesAnswersToItsLoop() async throws {

@@ -30,16 +30,16 @@ extension Connection {
         _ start: @escaping @Sendable (ReadContinuation) -> Void
     ) async throws -> [UInt8] {
         try await withReadContinuation { (continuation: ReadContinuation) in
-            let inline = loop.runInline { () -> Int32? in
+            let inline = loop.runInline { () -> Socket? in
                 start(continuation)
-                guard let descriptor = self.beginInlineWait() else {
+                guard let socket = self.beginInlineWait() else {
                     self.handReadToLoop()
                     return nil
                 }
-                return descriptor
+                return socket
             }
             if let inline {
-                if let descriptor = inline { self.waitInline(on: descriptor) }
+                if let socket = inline { self.waitInline(on: socket) }
                 return
             }
             let posted = loop.execute {
@@ -53,9 +53,9 @@ extension Connection {
     }
 
     /// On the loop, on a caller's thread that has just started a read: when the read waits and
-    /// waiting for it here is worthwhile (see above), stops watching the socket and returns its
-    /// descriptor. Nil: the loop serves the read.
-    private func beginInlineWait() -> Int32? {
+    /// waiting for it here is worthwhile (see above), stops watching the socket and returns it.
+    /// Nil: the loop serves the read.
+    private func beginInlineWait() -> Socket? {
         guard inlineWaitLimit > .zero, answersQuickly, pendingRead != nil, loop.waitingReads == 1,
             phase == .established, !socketEOF, let socket, !loop.isLoopThread
         else { return nil }
@@ -66,7 +66,7 @@ extension Connection {
         inlineWaiting = true
         callerReading = true
         updateInterest()
-        return socket.fd
+        return socket
     }
 
     /// A read the loop serves needs the socket watched.
@@ -76,16 +76,23 @@ extension Connection {
         updateInterest()
     }
 
-    /// Waits for `descriptor` to become readable, then serves the read on the loop; gives the read
+    /// Waits for `socket` to become readable, then serves the read on the loop; gives the read
     /// back to the loop when the limit passes (or the loop is busy when the bytes arrive).
-    private func waitInline(on descriptor: Int32) {
+    ///
+    /// This runs outside the loop, so the loop may fail the connection at any moment: before the
+    /// first ppoll(2) as well as during one. The descriptor stays open all the while: a connection
+    /// torn down meanwhile only shuts the socket down (which ends or pre-empts the wait) and leaves
+    /// closing it to the reference held here (see `tearDown`). Were it closed, its number could
+    /// go at once to another socket of the process, on which this would wait instead.
+    private func waitInline(on socket: Socket) {
+        #if DEBUG
+        inlineWaitWillStart?()
+        #endif
         let deadline = ContinuousClock.now + inlineWaitLimit
         while true {
             let left = (deadline - ContinuousClock.now).components
             let nanoseconds = max(0, left.seconds * 1_000_000_000 + left.attoseconds / 1_000_000_000)
-            // The descriptor stays open while this waits: only the loop closes it, and it wakes
-            // this wait first (see `tearDown`).
-            let ready = CSesameShims_wait_readable(descriptor, Int(nanoseconds)) != 0
+            let ready = CSesameShims_wait_readable(socket.fd, Int(nanoseconds)) != 0
             let finished = loop.runInline { () -> Bool in
                 guard inlineWaiting else { return true }  // the connection failed or closed meanwhile
                 if ready {

@@ -57,13 +57,16 @@ extension Connection {
 
     func tearDown() {
         if let socket {
-            if inlineWaiting {
-                inlineWaiting = false
-                Glibc.shutdown(socket.fd, Int32(SHUT_RDWR))  // wakes the caller's thread waiting on it
-            }
             if registered { loop.deregister(fd: socket.fd) }
             registered = false
-            socket.close()
+            if inlineWaiting {
+                // A caller's thread waits on the socket, or is about to: shutting it down ends the
+                // wait; the caller's reference closes it once the wait is over (`waitInline`).
+                inlineWaiting = false
+                Glibc.shutdown(socket.fd, Int32(SHUT_RDWR))
+            } else {
+                socket.close()
+            }
         }
         socket = nil
         if let ssl {

@@ -68,6 +68,10 @@ public final class Connection: @unchecked Sendable {
     /// A caller's thread waits in ppoll(2) for the waiting read's bytes: the loop does not watch
     /// the socket for reading meanwhile (see `Connection+InlineWait.swift`).
     var inlineWaiting = false
+    #if DEBUG
+    /// For tests: runs on the caller's thread between `beginInlineWait` and its first ppoll(2).
+    var inlineWaitWillStart: (@Sendable () -> Void)?
+    #endif
     /// A caller's thread reads this connection (its last read was waited for on the caller's
     /// thread): the loop watches the socket only for the peer closing it (`EPOLLRDHUP`), until a
     /// read goes through the loop. A body's next bytes, already arriving, then do not wake the
