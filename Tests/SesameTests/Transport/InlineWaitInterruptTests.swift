@@ -84,7 +84,8 @@ extension InlineWaitTests {
         let squatters = LockedValue<[Int32]>([])
         defer { for squatter in squatters.withLock({ $0 }) { close(squatter) } }
         await onLoop(loop) {
-            connection.inlineWaitWillStart = {
+            connection.inlineWaitWillStart = { [weak connection] in  // weak: no cycle
+                guard let connection else { return }
                 let failed = DispatchSemaphore(value: 0)
                 loop.execute {
                     connection.fail(SesameError(.cancelled, "failed before the wait"))
