@@ -22,6 +22,17 @@ int CSesameShims_OpenSSL_is_3(void) {
 #endif
 }
 
+// MARK: - Process exit
+
+// OpenSSL 3 registers OPENSSL_cleanup with atexit(3) when it first initialises. Sesame's event
+// loop threads go on running while exit() runs such handlers: a loop thread freeing an SSL then
+// takes a lock the cleanup has just freed (seen as a crash of the command-line tool under
+// ThreadSanitizer, exiting on a refused certificate). Initialising before anything else, without
+// that handler, leaves the library's state in place at exit; the kernel reclaims it.
+__attribute__((constructor)) static void CSesameShims_openssl_without_atexit(void) {
+    OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL);
+}
+
 // MARK: - Macro wrappers
 
 int CSesameShims_SSL_set_retry_verify(SSL *ssl) { return SSL_set_retry_verify(ssl); }
