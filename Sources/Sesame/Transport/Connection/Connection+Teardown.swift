@@ -30,18 +30,18 @@ extension Connection {
         readWatchdog = nil
         connector?.cancel(error)
         connector = nil
-        if let continuation = connectContinuation {
-            connectContinuation = nil
-            continuation.resume(throwing: error)
-        }
-        if let (_, continuation) = pendingRead {
-            clearPendingRead()
-            continuation.resume(throwing: error)
-        }
+        let connecting = connectContinuation
+        connectContinuation = nil
+        let reading = pendingRead?.continuation
+        if reading != nil { clearPendingRead() }
         let writes = pendingWrites
         pendingWrites.removeAll()
-        for continuation in writes { continuation.resume(throwing: error) }
+        // Released before anyone waiting learns of the failure: a caller that then ends the
+        // process (the command-line tool on a refused certificate) finds nothing half freed.
         tearDown()
+        connecting?.resume(throwing: error)
+        reading?.resume(throwing: error)
+        for continuation in writes { continuation.resume(throwing: error) }
     }
 
     func closeNow() {
