@@ -5,6 +5,8 @@
 #include <openssl/opensslv.h>
 #include <openssl/provider.h>
 #include <poll.h>
+#include <spawn.h>
+#include <sys/socket.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,6 +197,10 @@ int CSesameShims_wait_readable(int fd, long nanoseconds) {
     struct timespec limit = {.tv_sec = nanoseconds / 1000000000L, .tv_nsec = nanoseconds % 1000000000L};
     int result = ppoll(&descriptor, 1, &limit, NULL);
     return result > 0 ? 1 : result;
+}
+int CSesameShims_accept_cloexec(int fd) { return accept4(fd, NULL, NULL, SOCK_CLOEXEC); }
+int CSesameShims_spawn_close_from(void *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np((posix_spawn_file_actions_t *)actions, from);
 }
 uint32_t CSesameShims_EPOLLIN(void) { return EPOLLIN; }
 uint32_t CSesameShims_EPOLLOUT(void) { return EPOLLOUT; }

@@ -1,3 +1,4 @@
+internal import CSesameShims
 import Foundation
 
 /// A child process started with `posix_spawn`, its output appended to a log file: for test peers
@@ -7,7 +8,7 @@ import Foundation
 /// this helper waits with `waitpid` instead.
 public final class ChildProcess: Sendable {
     /// The child's process ID.
-    public let pid: pid_t
+    public let pid: Glibc.pid_t
 
     /// Starts `executable` with exactly `arguments` and `environment`; standard output (and
     /// standard error, unless `errorPath` is given) go to `logPath`.
@@ -28,6 +29,9 @@ public final class ChildProcess: Sendable {
         } else {
             posix_spawn_file_actions_adddup2(&actions, 1, 2)
         }
+        // Nothing else of this process goes along: a peer holding a copy of another test's
+        // connection would keep it open after that test closed it.
+        CSesameShims_spawn_close_from(&actions, 3)
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {

@@ -4,7 +4,7 @@ extension LocalServer {
     /// Copies bytes between `stream` and a new connection to `127.0.0.1:port` on this thread
     /// (one thread, because an `SSL` must not be read and written from two at once).
     static func relay(_ stream: ServerStream, first: [UInt8], toPort port: Int) {
-        let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard upstream >= 0 else { return }
         defer { close(upstream) }
         var address = sockaddr_in()

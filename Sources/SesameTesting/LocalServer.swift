@@ -186,7 +186,7 @@ public final class LocalServer: Sendable {
 
     private func acceptLoop() {
         while true {
-            let fd = accept(listenFD, nil, nil)
+            let fd = CSesameShims_accept_cloexec(listenFD)
             if fd < 0 {
                 if errno == EINTR { continue }
                 return

@@ -102,6 +102,11 @@ int CSesameShims_eventfd(void);
 /// Waits up to `nanoseconds` for `fd` to become readable (or fail, or hang up) with ppoll(2).
 /// Returns 1 when it did, 0 on timeout, -1 with errno set on error (EINTR included).
 int CSesameShims_wait_readable(int fd, long nanoseconds);
+/// accept4(2) with SOCK_CLOEXEC (glibc declares it only under _GNU_SOURCE).
+int CSesameShims_accept_cloexec(int fd);
+/// posix_spawn_file_actions_addclosefrom_np(3) on a `posix_spawn_file_actions_t`: the child
+/// closes every descriptor from `from` on.
+int CSesameShims_spawn_close_from(void *actions, int from);
 uint32_t CSesameShims_EPOLLIN(void);
 uint32_t CSesameShims_EPOLLOUT(void);
 uint32_t CSesameShims_EPOLLERR(void);
