@@ -95,7 +95,12 @@ public final class ApacheServer: Sendable {
                 environment: ["PATH": "/usr/sbin:/usr/bin:/bin"],
                 logPath: prefix.appendingPathComponent("stderr.log").path
             )
-            if await LoopbackPort.waitUntilListening([port], timeout: .seconds(10), isAlive: { process.isRunning }) {
+            if await LoopbackPort.waitUntilListening(
+                [port],
+                by: process.pid,
+                timeout: .seconds(10),
+                isAlive: { process.isRunning }
+            ) {
                 self.port = port
                 self.process = process
                 return

@@ -40,7 +40,12 @@ public final class HttpbinServer: Sendable {
                 environment: ["PATH": "/usr/bin:/bin", "HOME": directory.path],
                 logPath: log
             )
-            if await LoopbackPort.waitUntilListening([port], timeout: .seconds(30), isAlive: { process.isRunning }) {
+            if await LoopbackPort.waitUntilListening(
+                [port],
+                by: process.pid,
+                timeout: .seconds(30),
+                isAlive: { process.isRunning }
+            ) {
                 self.port = port
                 self.process = process
                 return

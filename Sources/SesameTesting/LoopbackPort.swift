@@ -64,9 +64,11 @@ public enum LoopbackPort {
     }
 
     /// Polls with plain TCP connects until every port accepts, `isAlive` turns false, or `timeout`
-    /// passes.
+    /// passes. With `owner`, a port counts only once that process holds its listening socket
+    /// (another may have taken a port meant for it: see `LoopbackPort+Owner.swift`).
     public static func waitUntilListening(
         _ ports: [Int],
+        by owner: pid_t? = nil,
         timeout: Duration = .seconds(5),
         isAlive: () -> Bool = { true }
     ) async -> Bool {
@@ -74,6 +76,7 @@ public enum LoopbackPort {
         while ContinuousClock.now < deadline {
             guard isAlive() else { return false }
             let ready = ports.allSatisfy { port in
+                if let owner, !isListening(on: port, by: owner) { return false }
                 let (fd, connected) = connect(to: port)
                 close(fd)
                 return connected

@@ -185,7 +185,11 @@ public final class NginxServer: Sendable {
                 environment: [:],
                 logPath: prefix.appendingPathComponent("stderr.log").path
             )
-            if await LoopbackPort.waitUntilListening([http, https] + casePorts.values, isAlive: { process.isRunning }) {
+            if await LoopbackPort.waitUntilListening(
+                [http, https] + casePorts.values,
+                by: process.pid,
+                isAlive: { process.isRunning }
+            ) {
                 httpPort = http
                 httpsPort = https
                 trustCasePorts = casePorts

@@ -93,7 +93,12 @@ public final class SquidProxy: Sendable {
                 environment: ["PATH": "/usr/sbin:/usr/bin:/bin"],
                 logPath: prefix.appendingPathComponent("stderr.log").path
             )
-            if await LoopbackPort.waitUntilListening([port], timeout: .seconds(15), isAlive: { process.isRunning }) {
+            if await LoopbackPort.waitUntilListening(
+                [port],
+                by: process.pid,
+                timeout: .seconds(15),
+                isAlive: { process.isRunning }
+            ) {
                 self.port = port
                 self.process = process
                 return

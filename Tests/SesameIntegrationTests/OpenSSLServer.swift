@@ -59,7 +59,7 @@ final class OpenSSLServer: Sendable {
                 logPath: logPath
             )
             // s_server logs and ignores the probing connections, which send nothing.
-            if await LoopbackPort.waitUntilListening([port], isAlive: { process.isRunning }) {
+            if await LoopbackPort.waitUntilListening([port], by: process.pid, isAlive: { process.isRunning }) {
                 self.port = port
                 self.process = process
                 return
