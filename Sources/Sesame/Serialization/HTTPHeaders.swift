@@ -81,34 +81,6 @@ public struct HTTPHeaders: Hashable, Sendable, Sequence, ExpressibleByDictionary
     /// Removes every field named `name`.
     public mutating func remove(name: String) { fields.removeAll { $0.name.caseInsensitiveEquals(name) } }
 
-    /// The comma-separated tokens of every `name` field, lower-cased (for Connection, Transfer-Encoding).
-    func tokens(_ name: String) -> [String] {
-        var tokens: [String] = []
-        for field in fields where field.name.caseInsensitiveEquals(name) {
-            for piece in Array(field.value.utf8).split(separator: UInt8(ascii: ",")) {
-                let token = HTTP1ResponseParser.trimmed(piece)
-                if !token.isEmpty { tokens.append(String(decoding: token.map(asciiLower), as: UTF8.self)) }
-            }
-        }
-        return tokens
-    }
-
-    /// Whether a comma-separated list field named `name` holds `token` (ASCII case-insensitive),
-    /// as ``tokens(_:)`` would say, without building the list.
-    func containsToken(_ token: String, in name: String) -> Bool {
-        for field in fields where field.name.caseInsensitiveEquals(name) {
-            var rest = Substring(field.value)
-            while true {
-                let comma = rest.utf8.firstIndex(of: UInt8(ascii: ","))
-                let piece = rest[..<(comma ?? rest.endIndex)].trimmingSpaces()
-                if piece.caseInsensitiveEquals(token) { return true }
-                guard let comma else { break }
-                rest = rest[rest.utf8.index(after: comma)...]
-            }
-        }
-        return false
-    }
-
     public var description: String { fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n") }
 }
 

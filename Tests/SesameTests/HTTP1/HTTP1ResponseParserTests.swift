@@ -130,6 +130,16 @@ import Testing
         )
     }
 
+    @Test func transferCodingsAreListsOfCaseInsensitiveTokens() throws {
+        // Chunked last, in any case and spacing, frames the body; anything else after it runs to the close.
+        let chunked = try parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip ,\t Chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n")
+        #expect(body(chunked) == "ok")
+        #expect(end(chunked)?.reusable == true)
+        let untilClose = try parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\nraw", close: true)
+        #expect(body(untilClose) == "raw")
+        #expect(end(untilClose)?.reusable == false)
+    }
+
     @Test func transferEncodingWinsOverContentLengthAndForbidsReuse() throws {
         let events = try parse(
             "HTTP/1.1 200 OK\r\nContent-Length: 100\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n"
@@ -178,6 +188,7 @@ import Testing
         ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n11111111111111111\r\n", "too large"),
         ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nokX\r\n", "longer than its declared size"),
         ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, chunked\r\n\r\n", "more than once"),
+        ("HTTP/1.1 200 OK\r\nTransfer-Encoding: Chunked\r\nTransfer-Encoding: ,CHUNKED\r\n\r\n", "more than once"),
         ("HTTP/1.1 200 OK\r\nX: a\rb\r\n\r\n", "bare CR"),
         ("HTTP/1.1 200 OK\r\n fold-first: x\r\n\r\n", "continuation line"),
     ])

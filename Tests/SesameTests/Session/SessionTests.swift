@@ -70,6 +70,19 @@ func url(_ server: LocalServer, _ path: String) -> URL { URL(string: server.base
         #expect(response.headers["content-encoding"] == "gzip")
     }
 
+    @Test(arguments: [("GZIP", true), ("identity, x-gzip", true), ("gzip, gzip", false), ("br", false)])
+    func oneKnownContentCodingIsDecoded(coding: String, decoded: Bool) async throws {
+        let directory = try temporaryDirectory()
+        try Data("plain text".utf8).write(to: directory.appendingPathComponent("in"))
+        try shell("gzip -c '\(directory.path)/in' > '\(directory.path)/out'")
+        let gzipped = [UInt8](try Data(contentsOf: directory.appendingPathComponent("out")))
+        let origin = try server { _ in .chunked([gzipped], headers: [("Content-Encoding", coding)]) }
+        defer { origin.shutdown() }
+        let (data, _) = try await testSession().data(from: url(origin, "/"))
+        #expect((data == Data("plain text".utf8)) == decoded)
+        #expect((data == Data(gzipped)) == !decoded)
+    }
+
     @Test func headResponsesHaveNoBody() async throws {
         let origin = try server { _ in .raw("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n") }
         defer { origin.shutdown() }

@@ -245,13 +245,19 @@ struct HTTP1ResponseParser {
             finish(trailers: HTTPHeaders(), events: &events)
             return
         }
-        let codings = head.headers.contains("Transfer-Encoding") ? head.headers.tokens("Transfer-Encoding") : []
-        if !codings.isEmpty {
+        var (codings, chunkedCodings, lastIsChunked) = (0, 0, false)
+        head.headers.forEachToken(in: "Transfer-Encoding") { coding in
+            codings += 1
+            lastIsChunked = equalsIgnoringASCIICase(coding, "chunked")
+            if lastIsChunked { chunkedCodings += 1 }
+            return true
+        }
+        if codings > 0 {
             // RFC 9112 6.1: with Transfer-Encoding, Content-Length is ignored and the connection
             // must not be reused (it may be an attempt at request smuggling).
             if head.headers.contains("Content-Length") { reusable = false }
-            if codings.last == "chunked" {
-                if codings.dropLast().contains("chunked") {
+            if lastIsChunked {
+                if chunkedCodings > 1 {
                     throw protocolError("Transfer-Encoding applies chunked more than once")
                 }
                 state = .chunkSize

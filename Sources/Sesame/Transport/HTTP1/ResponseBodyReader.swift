@@ -198,17 +198,26 @@ final class ResponseBodyReader {
         let response = HTTPResponse(
             status: head.status,
             reason: head.reason,
-            version: "HTTP/1.\(head.minorVersion)",
+            version: head.minorVersion == 1 ? "HTTP/1.1" : "HTTP/1.\(head.minorVersion)",
             headers: head.headers,
             url: url
         )
         if let limit = decodedBodyLimit, !isHeadRequest {
-            let codings = head.headers.tokens("Content-Encoding").filter { $0 != "identity" }
-            if codings == ["gzip"] || codings == ["x-gzip"] {
-                inflater = try Inflater(coding: .gzip, limit: limit)
-            } else if codings == ["deflate"] {
-                inflater = try Inflater(coding: .deflate, limit: limit)
+            // One coding other than identity is decoded; none, several or an unknown one is left as it is.
+            var (coding, count) = (Inflater.Coding?.none, 0)
+            head.headers.forEachToken(in: "Content-Encoding") { token in
+                if equalsIgnoringASCIICase(token, "identity") { return true }
+                count += 1
+                if equalsIgnoringASCIICase(token, "gzip") || equalsIgnoringASCIICase(token, "x-gzip") {
+                    coding = .gzip
+                } else if equalsIgnoringASCIICase(token, "deflate") {
+                    coding = .deflate
+                } else {
+                    coding = nil
+                }
+                return count == 1
             }
+            if count == 1, let coding { inflater = try Inflater(coding: coding, limit: limit) }
         }
         self.response = response
     }
