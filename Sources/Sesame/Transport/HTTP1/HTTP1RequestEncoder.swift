@@ -4,32 +4,46 @@
 enum HTTP1RequestEncoder {
     /// The request line and header fields, ending with the empty line.
     static func head(method: String, target: String, headers: HTTPHeaders) throws -> [UInt8] {
-        guard !method.isEmpty, method.utf8.allSatisfy(isTokenByte) else {
-            throw SesameError(.invalidArgument, "'\(method.prefix(40))' is not a valid HTTP method")
-        }
-        guard !target.isEmpty, target.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7F }) else {
-            throw SesameError(.invalidArgument, "the request target contains whitespace or control characters")
-        }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(256)
-        bytes += method.utf8
+        // Each part is checked and copied from its contiguous UTF-8 in one pass (a head is
+        // encoded for every request).
+        guard append(method, to: &bytes, if: { !$0.isEmpty && $0.allSatisfy(isTokenByte) }) else {
+            throw SesameError(.invalidArgument, "'\(method.prefix(40))' is not a valid HTTP method")
+        }
         bytes.append(0x20)
-        bytes += target.utf8
-        bytes += " HTTP/1.1\r\n".utf8
+        guard append(target, to: &bytes, if: { !$0.isEmpty && $0.allSatisfy { $0 > 0x20 && $0 != 0x7F } }) else {
+            throw SesameError(.invalidArgument, "the request target contains whitespace or control characters")
+        }
+        append(" HTTP/1.1\r\n", to: &bytes)
         for field in headers {
-            guard !field.name.isEmpty, field.name.utf8.allSatisfy(isTokenByte) else {
+            guard append(field.name, to: &bytes, if: { !$0.isEmpty && $0.allSatisfy(isTokenByte) }) else {
                 throw SesameError(.invalidArgument, "'\(field.name.prefix(40))' is not a valid header name")
             }
-            guard !field.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
+            append(": ", to: &bytes)
+            guard append(field.value, to: &bytes, if: { !$0.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0 } })
+            else {
                 throw SesameError(.invalidArgument, "the value of header '\(field.name)' contains CR, LF or NUL")
             }
-            bytes += field.name.utf8
-            bytes += ": ".utf8
-            bytes += field.value.utf8
-            bytes += "\r\n".utf8
+            append("\r\n", to: &bytes)
         }
-        bytes += "\r\n".utf8
+        append("\r\n", to: &bytes)
         return bytes
+    }
+
+    /// Appends the UTF-8 of `text` to `bytes` when `valid` accepts it; returns whether it did.
+    @discardableResult
+    private static func append(
+        _ text: String,
+        to bytes: inout [UInt8],
+        if valid: (UnsafeBufferPointer<UInt8>) -> Bool = { _ in true }
+    ) -> Bool {
+        var text = text
+        return text.withUTF8 { utf8 in
+            guard valid(utf8) else { return false }
+            bytes.append(contentsOf: utf8)
+            return true
+        }
     }
 
     /// One chunk of a chunked body (never empty: an empty chunk would end the body).
