@@ -37,25 +37,17 @@ extension Session {
         expecting: ((Int) -> Void)?,
         sink: @escaping ([UInt8]) async throws -> Void
     ) async throws -> HTTPResponse {
-        var (request, origin) = try validated(task.originalRequest)
+        // The task's current request is the original one until a redirect changes it.
+        var request = task.originalRequest
+        var origin = try validatedOrigin(of: request.url)
         var redirects = 0
         let first = task.delegate ?? delegate
-        var resolver = ChallengeResolver(
-            maximumFailures: configuration.maximumAuthenticationFailures,
-            allowsCleartextPasswords: configuration.allowsCleartextPasswords,
-            task: task,
-            recordsTraces: configuration.eventObserver != nil
-        )
+        var resolver = makeResolver(for: task)
         var attempt: ChallengeResolver.Attempt?
-        var proxyResolver = ChallengeResolver(
-            maximumFailures: configuration.maximumAuthenticationFailures,
-            allowsCleartextPasswords: configuration.allowsCleartextPasswords,
-            task: task,
-            recordsTraces: configuration.eventObserver != nil
-        )
+        // Made only for requests that go through a forwarding proxy.
+        var proxyResolver = ChallengeResolver?.none
         var proxyAttempt: (proxy: ProxyEndpoint, attempt: ChallengeResolver.Attempt)?
         while true {
-            task.update(request: request)
             try Task.checkCancellation()
             let (route, proxyCredential) = try proxyRouter.route(for: request.url)
             var wire = request
@@ -63,11 +55,12 @@ extension Session {
             if case .forward(let proxy) = route { forwardProxy = proxy }
             if let forwardProxy {
                 // A password written into the proxy's URL is consent to send it to that proxy.
-                proxyResolver.allowsCleartextPasswords =
-                    configuration.allowsCleartextPasswords || proxyCredential != nil
+                var made = proxyResolver ?? makeResolver(for: task)
+                made.allowsCleartextPasswords = configuration.allowsCleartextPasswords || proxyCredential != nil
+                proxyResolver = made
                 if proxyAttempt?.proxy != forwardProxy {
                     proxyAttempt = proxyAuthorizations.withLock { $0[forwardProxy] }.map { (forwardProxy, $0) }
-                    if let known = proxyAttempt?.attempt { proxyResolver.sending(preemptive: known) }
+                    if let known = proxyAttempt?.attempt { proxyResolver?.sending(preemptive: known) }
                 }
                 if let proxyAttempt {
                     let target = HTTP1Exchange.requestTarget(of: request.url, route: route)
@@ -106,15 +99,16 @@ extension Session {
             var bodyCheck: DigestBodyCheck?
             let proxyChallenged = response.status == 407 && forwardProxy != nil
             var outcome: ChallengeOutcome
-            if let forwardProxy, proxyChallenged || proxyAttempt != nil {
+            if let forwardProxy, var used = proxyResolver, proxyChallenged || proxyAttempt != nil {
                 // The proxy's answer first: a 407 is its challenge; anything else means it took
                 // what was sent.
                 let proxyOutcome = try await resolveChallenges(
                     response,
                     to: request,
-                    with: &proxyResolver,
+                    with: &used,
                     proxy: (forwardProxy, proxyCredential)
                 )
+                proxyResolver = used
                 if !proxyChallenged, case .deliver = proxyOutcome { proxyAttempt = nil }
                 outcome = proxyChallenged ? proxyOutcome : .deliver
             } else {
@@ -181,6 +175,7 @@ extension Session {
                     await reader.discard()
                     configuration.eventObserver?(.redirected(status: response.status, to: decided.url))
                     (request, origin) = try validated(decided, strippingCredentialsFrom: request)
+                    task.update(request: request)
                     continue
                 }
             }
@@ -339,22 +334,34 @@ extension Session {
         }
     }
 
-    /// Checks the URL and returns its origin; when following a redirect to another origin,
+    private func makeResolver(for task: SessionTask) -> ChallengeResolver {
+        ChallengeResolver(
+            maximumFailures: configuration.maximumAuthenticationFailures,
+            allowsCleartextPasswords: configuration.allowsCleartextPasswords,
+            task: task,
+            recordsTraces: configuration.eventObserver != nil
+        )
+    }
+
+    /// The origin of a URL Sesame can request.
+    private func validatedOrigin(of url: URL) throws -> Origin {
+        guard let origin = Origin(url) else {
+            throw SesameError(.unsupportedURL, "'\(url.redactedDescription)' is not an absolute http or https URL")
+        }
+        return origin
+    }
+
+    /// Checks a redirect's URL and returns its origin; when following it to another origin,
     /// credentials never go along, even when a delegate put them back.
     private func validated(
         _ request: HTTPRequest,
-        strippingCredentialsFrom previous: HTTPRequest? = nil
+        strippingCredentialsFrom previous: HTTPRequest
     ) throws
         -> (HTTPRequest, Origin)
     {
-        guard let origin = Origin(request.url) else {
-            throw SesameError(
-                .unsupportedURL,
-                "'\(request.url.redactedDescription)' is not an absolute http or https URL"
-            )
-        }
+        let origin = try validatedOrigin(of: request.url)
         var request = request
-        if let previous, Origin(previous.url) != origin {
+        if Origin(previous.url) != origin {
             for name in RedirectPolicy.credentialHeaders { request.headers.remove(name: name) }
         }
         return (request, origin)
