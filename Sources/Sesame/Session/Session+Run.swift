@@ -39,7 +39,7 @@ extension Session {
     ) async throws -> HTTPResponse {
         // The task's current request is the original one until a redirect changes it.
         var request = task.originalRequest
-        var origin = try validatedOrigin(of: request.url)
+        var (origin, target) = try validatedParts(of: request.url)
         var redirects = 0
         let first = task.delegate ?? delegate
         var resolver = makeResolver(for: task)
@@ -88,7 +88,7 @@ extension Session {
             if let cookies, !wire.headers.contains("Cookie"), let header = cookies.cookieHeader(for: request.url) {
                 wire.headers.add(name: "Cookie", value: header)
             }
-            let reader = try await send(wire, to: origin, route: route, task: task, deadline: deadline)
+            let reader = try await send(wire, to: origin, target: target, route: route, task: task, deadline: deadline)
             guard let response = reader.response else {
                 throw SesameError(.protocolError, "no response head")
             }
@@ -174,7 +174,7 @@ extension Session {
                     }
                     await reader.discard()
                     configuration.eventObserver?(.redirected(status: response.status, to: decided.url))
-                    (request, origin) = try validated(decided, strippingCredentialsFrom: request)
+                    (request, origin, target) = try validated(decided, strippingCredentialsFrom: request)
                     task.update(request: request)
                     continue
                 }
@@ -297,6 +297,7 @@ extension Session {
     private func send(
         _ request: HTTPRequest,
         to origin: Origin,
+        target: String,
         route: ProxyRoute,
         task: SessionTask,
         deadline: ContinuousClock.Instant
@@ -322,9 +323,10 @@ extension Session {
             do {
                 return try await HTTP1Exchange.send(
                     request,
+                    target: target,
                     on: lease,
                     pool: pool,
-                    configuration: configuration,
+                    settings: exchangeSettings,
                     deadline: deadline
                 )
             } catch let stale as HTTP1Exchange.StaleConnection {
@@ -343,12 +345,13 @@ extension Session {
         )
     }
 
-    /// The origin of a URL Sesame can request.
-    private func validatedOrigin(of url: URL) throws -> Origin {
-        guard let origin = Origin(url) else {
+    /// The origin and origin-form request target of a URL Sesame can request.
+    private func validatedParts(of url: URL) throws -> (origin: Origin, target: String) {
+        let parts = urlParts.parts(of: url)
+        guard let origin = parts.origin else {
             throw SesameError(.unsupportedURL, "'\(url.redactedDescription)' is not an absolute http or https URL")
         }
-        return origin
+        return (origin, parts.target)
     }
 
     /// Checks a redirect's URL and returns its origin; when following it to another origin,
@@ -357,14 +360,14 @@ extension Session {
         _ request: HTTPRequest,
         strippingCredentialsFrom previous: HTTPRequest
     ) throws
-        -> (HTTPRequest, Origin)
+        -> (HTTPRequest, Origin, String)
     {
-        let origin = try validatedOrigin(of: request.url)
+        let (origin, target) = try validatedParts(of: request.url)
         var request = request
         if Origin(previous.url) != origin {
             for name in RedirectPolicy.credentialHeaders { request.headers.remove(name: name) }
         }
-        return (request, origin)
+        return (request, origin, target)
     }
 }
 

@@ -25,6 +25,10 @@ public final class Session: Sendable {
     let pool: ConnectionPool
     /// The configuration's proxies, parsed once.
     let proxyRouter: ProxyRouter
+    /// What each exchange needs of the configuration.
+    let exchangeSettings: HTTP1Exchange.Settings
+    /// The last requested URL's origin and request target (see `URLPartsCache`).
+    let urlParts = URLPartsCache()
     let preemptive = PreemptiveAuthentication()
     /// The hooks every handshake of the session uses (explicit ones, or challenges for the delegate).
     let handshakeHooks: TLSHandshakeHooks
@@ -49,6 +53,7 @@ public final class Session: Sendable {
         self.delegate = delegate
         self.loop = eventLoop
         self.proxyRouter = ProxyRouter(configuration.proxy)
+        self.exchangeSettings = HTTP1Exchange.Settings(configuration)
         // TLS decisions become challenges for the delegate, unless the configuration decides them
         // itself through explicit hooks.
         let reference = SessionReference()

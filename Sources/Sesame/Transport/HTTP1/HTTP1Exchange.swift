@@ -9,18 +9,15 @@ enum HTTP1Exchange {
     }
 
     /// The header fields actually sent: Host first, the request's own, then the defaults.
-    static func headers(for request: HTTPRequest, origin: Origin, configuration: SessionConfiguration) -> HTTPHeaders {
+    static func headers(for request: HTTPRequest, origin: Origin, settings: Settings) -> HTTPHeaders {
         var headers = HTTPHeaders()
-        headers.reserveCapacity(request.headers.count + configuration.defaultHeaders.count + 3)
+        headers.reserveCapacity(request.headers.count + settings.addedHeaders.count + 2)
         headers.add(name: "Host", value: request.headers.first("Host") ?? origin.hostHeader)
         for field in request.headers where !field.name.caseInsensitiveEquals("Host") {
             headers.add(name: field.name, value: field.value)
         }
-        for field in configuration.defaultHeaders where !headers.contains(field.name) {
+        for field in settings.addedHeaders where !headers.contains(field.name) {
             headers.add(name: field.name, value: field.value)
-        }
-        if configuration.decodesContent && !headers.contains("Accept-Encoding") {
-            headers.add(name: "Accept-Encoding", value: "gzip, deflate")
         }
         if let body = request.body {
             headers.remove(name: "Content-Length")
@@ -48,34 +45,37 @@ enum HTTP1Exchange {
     }
 
     /// The request target for a route: absolute form to a forwarding proxy (RFC 9112 3.2.2),
-    /// origin form otherwise.
-    static func requestTarget(of url: URL, route: ProxyRoute) -> String {
-        guard case .forward = route, let origin = Origin(url) else { return target(of: url) }
-        return "\(origin.scheme)://\(origin.hostHeader)\(target(of: url))"
+    /// origin form (`originForm`, when already known) otherwise.
+    static func requestTarget(of url: URL, route: ProxyRoute, originForm: String? = nil) -> String {
+        let path = originForm ?? target(of: url)
+        guard case .forward = route, let origin = Origin(url) else { return path }
+        return "\(origin.scheme)://\(origin.hostHeader)\(path)"
     }
 
-    /// Sends `request` and reads up to the final response head.
+    /// Sends `request` and reads up to the final response head. `target`: the URL's origin-form
+    /// request target.
     static func send(
         _ request: HTTPRequest,
+        target: String,
         on lease: ConnectionPool.Lease,
         pool: ConnectionPool,
-        configuration: SessionConfiguration,
+        settings: Settings,
         deadline: ContinuousClock.Instant
     ) async throws -> ResponseBodyReader {
         let connection = lease.connection
-        let headers = headers(for: request, origin: lease.origin, configuration: configuration)
+        let headers = headers(for: request, origin: lease.origin, settings: settings)
         let head = try HTTP1RequestEncoder.head(
             method: request.method,
-            target: requestTarget(of: request.url, route: lease.origin.route),
+            target: requestTarget(of: request.url, route: lease.origin.route, originForm: target),
             headers: headers
         )
-        configuration.eventObserver?(.requestHeadSent(String(decoding: head.dropLast(4), as: UTF8.self)))
-        let timeout = request.timeout ?? configuration.requestTimeout
+        settings.eventObserver?(.requestHeadSent(String(decoding: head.dropLast(4), as: UTF8.self)))
+        let timeout = request.timeout ?? settings.requestTimeout
         let reader = ResponseBodyReader(
             lease: lease,
             pool: pool,
             request: request,
-            configuration: configuration,
+            settings: settings,
             timeout: timeout,
             deadline: deadline,
             requestAsksToClose: headers.containsToken("close", in: "Connection")

@@ -7,7 +7,7 @@ final class ResponseBodyReader {
     private let pool: ConnectionPool
     private let url: URL
     private let isHeadRequest: Bool
-    /// The decoded-body limit, nil when bodies are not decoded (`SessionConfiguration`'s settings).
+    /// The decoded-body limit, nil when bodies are not decoded.
     private let decodedBodyLimit: Int?
     private let eventObserver: (@Sendable (SessionEvent) -> Void)?
     private let timeout: Duration
@@ -26,7 +26,7 @@ final class ResponseBodyReader {
         lease: ConnectionPool.Lease,
         pool: ConnectionPool,
         request: HTTPRequest,
-        configuration: SessionConfiguration,
+        settings: HTTP1Exchange.Settings,
         timeout: Duration,
         deadline: ContinuousClock.Instant,
         requestAsksToClose: Bool
@@ -36,8 +36,8 @@ final class ResponseBodyReader {
         self.pool = pool
         url = request.url
         isHeadRequest = request.method.caseInsensitiveEquals("HEAD")
-        decodedBodyLimit = configuration.decodesContent ? configuration.maximumDecodedBodySize : nil
-        eventObserver = configuration.eventObserver
+        decodedBodyLimit = settings.decodedBodyLimit
+        eventObserver = settings.eventObserver
         self.timeout = timeout
         self.requestAsksToClose = requestAsksToClose
         self.parser = HTTP1ResponseParser(requestMethod: request.method)
