@@ -16,7 +16,11 @@ final class URLPartsCache: Sendable {
     private let last = LockedValue<(url: URL, parts: Parts)?>(nil)
 
     func parts(of url: URL) -> Parts {
-        if let cached = last.withLock({ $0 }), cached.url == url { return cached.parts }
+        let cached = last.withLock { last -> Parts? in
+            guard let last, last.url == url else { return nil }
+            return last.parts
+        }
+        if let cached { return cached }
         let parts = Parts(origin: Origin(url), target: HTTP1Exchange.target(of: url))
         last.withLock { $0 = (url, parts) }
         return parts
