@@ -21,6 +21,7 @@ public struct NoProxyList: Hashable, Sendable {
 
     /// True when `host` must not go through a proxy.
     public func matches(host: String) -> Bool {
+        guard !entries.isEmpty else { return false }  // the usual list, asked for every proxied request
         let host = Self.normalized(host)
         let hostAddress = IPAddressBytes(host)
         for entry in entries {

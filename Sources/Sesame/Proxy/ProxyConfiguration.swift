@@ -91,6 +91,16 @@ struct ProxyRouter: Sendable {
         guard let scheme = url.scheme?.lowercased(), let host = url.host(percentEncoded: false) else {
             return (.direct, nil)
         }
+        return try route(scheme: scheme, host: host)
+    }
+
+    /// The route to `origin` (its scheme and host are normalized already: no URL to take apart).
+    func route(for origin: Origin) throws -> (route: ProxyRoute, credential: Credential?) {
+        if httpProxy == nil && httpsProxy == nil { return (.direct, nil) }
+        return try route(scheme: origin.scheme, host: origin.host)
+    }
+
+    private func route(scheme: String, host: String) throws -> (route: ProxyRoute, credential: Credential?) {
         let setting = scheme == "https" ? httpsProxy : httpProxy
         guard let setting, !noProxy.matches(host: host) else { return (.direct, nil) }
         let (endpoint, credential) = try setting.get()

@@ -49,7 +49,7 @@ extension Session {
         var proxyAttempt: (proxy: ProxyEndpoint, attempt: ChallengeResolver.Attempt)?
         while true {
             try Task.checkCancellation()
-            let (route, proxyCredential) = try proxyRouter.route(for: request.url)
+            let (route, proxyCredential) = try proxyRouter.route(for: origin)
             var wire = request
             var forwardProxy: ProxyEndpoint? = nil
             if case .forward(let proxy) = route { forwardProxy = proxy }

@@ -84,4 +84,20 @@ import Testing
         }
         #expect(failed?.code == .invalidArgument)
     }
+
+    @Test func aSessionRoutesByOriginAsByURL() throws {
+        var configuration = ProxyConfiguration(proxy: "http://u:p@proxy.test:3128")
+        configuration.noProxy = NoProxyList("internal.test, ::1, 10.0.0.0/8")
+        let router = ProxyRouter(configuration)
+        for text in [
+            "http://example.com/", "https://WWW.Example.COM:8443/a", "http://a.internal.test/",
+            "https://[::1]:8443/", "http://10.1.2.3/", "http://h%C3%A9.test/",
+        ] {
+            let url = try #require(URL(string: text))
+            let byURL = try router.route(for: url)
+            let byOrigin = try router.route(for: try #require(Origin(url)))
+            #expect(byURL.route == byOrigin.route, "\(text)")
+            #expect(byURL.credential?.user == byOrigin.credential?.user, "\(text)")
+        }
+    }
 }
