@@ -7,7 +7,7 @@ import Testing
 /// A task's thread waits for a quick answer itself (`inlineWaitLimit`) instead of suspending until
 /// the loop delivers it, only when that is cheap, and never past the limit.
 ///
-/// The limits here are far above the default (1 ms), so that what ends a wait is visible; they
+/// The limits here are far above the default (3 ms), so that what ends a wait is visible; they
 /// stay a few seconds at most where a test lets a wait run its course, since a waiting thread is
 /// one the other tests running in parallel do not have. Where a wait must end early (an interrupt,
 /// a read timeout), the limit is a minute and the bound half of it: the whole suite runs on this

@@ -9,7 +9,7 @@ import Foundation
 // soon, the caller's thread instead waits for it in ppoll(2) for at most `inlineWaitLimit` (the
 // loop stops watching the socket meanwhile), then reads it and continues at once: one wake-up, as
 // a blocking client has. This blocks a concurrency thread, so it happens only while it is cheap:
-// - the peer's previous answer on this connection came within the limit (1 ms by default);
+// - the peer's previous answer on this connection came within the limit (3 ms by default);
 // - no other read waits on this loop (the loop's other connections are not kept waiting, and
 //   many concurrent tasks do not each hold a thread);
 // - and never on the loop's own thread.

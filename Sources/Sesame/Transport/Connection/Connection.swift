@@ -125,7 +125,7 @@ public final class Connection: @unchecked Sendable {
         hooks: TLSHandshakeHooks,
         context: TLSContext?,
         connectTimeout: Duration,
-        inlineWaitLimit: Duration = .milliseconds(1),
+        inlineWaitLimit: Duration = .milliseconds(3),
         loop: EventLoop
     ) {
         self.host = host
@@ -170,7 +170,7 @@ public final class Connection: @unchecked Sendable {
         tls: TLSConfiguration? = .makeClientConfiguration(),
         hooks: TLSHandshakeHooks = .default,
         connectTimeout: Duration = .seconds(30),
-        inlineWaitLimit: Duration = .milliseconds(1),
+        inlineWaitLimit: Duration = .milliseconds(3),
         on loop: EventLoop = .shared
     ) async throws -> Connection {
         guard (1...65535).contains(port) else { throw SesameError(.invalidArgument, "port \(port) is out of range") }
