@@ -63,8 +63,8 @@ extension Session {
                     if let known = proxyAttempt?.attempt { proxyResolver?.sending(preemptive: known) }
                 }
                 if let proxyAttempt {
-                    let target = HTTP1Exchange.requestTarget(of: request.url, route: route)
-                    let (value, _) = try proxyAttempt.attempt.authorizer.header(for: request, uri: target)
+                    let proxyTarget = HTTP1Exchange.requestTarget(of: request.url, route: route, originForm: target)
+                    let (value, _) = try proxyAttempt.attempt.authorizer.header(for: request, uri: proxyTarget)
                     wire.headers.replaceOrAdd(name: "Proxy-Authorization", value: value)
                 }
             } else {
@@ -80,7 +80,7 @@ extension Session {
             }
             var expectation: DigestAuthorizer.Expectation?
             if let attempt {
-                let (value, expected) = try attempt.authorizer.header(for: request)
+                let (value, expected) = try attempt.authorizer.header(for: request, uri: target)
                 wire.headers.replaceOrAdd(name: "Authorization", value: value)
                 expectation = expected
             }
@@ -232,24 +232,39 @@ extension Session {
         proxy: (endpoint: ProxyEndpoint, credential: Credential?)? = nil
     ) async throws -> ChallengeOutcome {
         let url = request.url
+        let challenged = response.status == (proxy == nil ? 401 : 407)
+        guard challenged else {
+            // What was sent, if anything, was taken (a request sent with a credential already
+            // known comes here every time): nothing to ask, only a new credential to keep.
+            do {
+                let step = try resolver.received(response, challenged: false, offers: [], automatic: { _ in nil })
+                if case .deliver(let succeeded?) = step {
+                    if let proxy {
+                        rememberProxy(succeeded, for: proxy.endpoint)
+                    } else {
+                        remember(succeeded, for: url)
+                    }
+                }
+            } catch {
+                return .fail(error as? SesameError ?? SesameError(.credentialStoreFailed, "\(error)"))
+            }
+            reportTraces(&resolver)
+            return .deliver
+        }
         let automatic: ChallengeResolver.Automatic = { [self] space in
             if space.isProxy, let credential = proxy?.credential { return (credential, .urlUserInfo) }
             return try automaticCredential(for: space, url: url)
         }
-        let challenged = response.status == (proxy == nil ? 401 : 407)
         let methods = proxy == nil ? configuration.authenticationMethods : configuration.proxyAuthenticationMethods
-        var offers: [ChallengeOffer] = []
-        if challenged {
-            guard let origin = proxy?.endpoint.origin ?? Origin(url) else { return .deliver }
-            let offered = OfferedProtectionSpaces.parse(response, origin: origin, isProxy: proxy != nil)
-            offers = offered.offers.filter { methods?.contains($0.space.authenticationMethod) ?? true }
-            for problem in offered.problems { configuration.eventObserver?(.challengeHeaderProblem(problem)) }
-            // A stronger scheme Sesame cannot answer means a downgrade: say so.
-            for offer in offers where offer.digest != nil && !offer.isAnswerable {
-                configuration.eventObserver?(
-                    .challengeHeaderProblem("\(offer.summary) is not supported (not answered; weaker schemes may be)")
-                )
-            }
+        guard let origin = proxy?.endpoint.origin ?? Origin(url) else { return .deliver }
+        let offered = OfferedProtectionSpaces.parse(response, origin: origin, isProxy: proxy != nil)
+        let offers = offered.offers.filter { methods?.contains($0.space.authenticationMethod) ?? true }
+        for problem in offered.problems { configuration.eventObserver?(.challengeHeaderProblem(problem)) }
+        // A stronger scheme Sesame cannot answer means a downgrade: say so.
+        for offer in offers where offer.digest != nil && !offer.isAnswerable {
+            configuration.eventObserver?(
+                .challengeHeaderProblem("\(offer.summary) is not supported (not answered; weaker schemes may be)")
+            )
         }
         var step: ChallengeResolver.Step
         do {
