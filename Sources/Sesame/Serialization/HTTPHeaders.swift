@@ -89,13 +89,7 @@ extension StringProtocol {
         guard utf8.count == other.utf8.count else { return false }  // O(1) for native strings
         // Native strings: compare their bytes in place (header lookups run this for every field).
         let compared = utf8.withContiguousStorageIfAvailable { mine in
-            other.utf8.withContiguousStorageIfAvailable { theirs -> Bool in
-                for index in 0..<mine.count {
-                    let (a, b) = (mine[index], theirs[index])
-                    if a != b && asciiLower(a) != asciiLower(b) { return false }
-                }
-                return true
-            }
+            other.utf8.withContiguousStorageIfAvailable { theirs in equalsIgnoringASCIICase(mine, theirs) }
         }
         if let compared = compared ?? nil { return compared }
         var mine = utf8.makeIterator()
