@@ -79,7 +79,11 @@ public struct HTTPHeaders: Hashable, Sendable, Sequence, ExpressibleByDictionary
     }
 
     /// Removes every field named `name`.
-    public mutating func remove(name: String) { fields.removeAll { $0.name.caseInsensitiveEquals(name) } }
+    public mutating func remove(name: String) {
+        // `removeAll(where:)` copies an array shared with another value even when nothing matches.
+        guard contains(name) else { return }
+        fields.removeAll { $0.name.caseInsensitiveEquals(name) }
+    }
 
     public var description: String { fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n") }
 }

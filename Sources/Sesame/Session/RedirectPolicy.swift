@@ -50,11 +50,15 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
     /// How connections to the origin are made. Part of the pool key, so that connections through
     /// different proxies (or none) are never shared; `Origin(url)` is always `.direct`.
     var route: ProxyRoute = .direct
+    /// The Host header value: the port only when it is not the scheme's default. Kept rather
+    /// than recomputed: every request sends it.
+    let hostHeader: String
 
     init(scheme: String, host: String, port: Int) {
         self.scheme = scheme
         self.host = host
         self.port = port
+        self.hostHeader = Self.hostHeader(scheme: scheme, host: host, port: port)
     }
 
     init?(_ url: URL) {
@@ -76,17 +80,26 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
         } else {
             host = encoded.utf8.contains(where: { (0x41...0x5A).contains($0) }) ? encoded.lowercased() : encoded
         }
-        self.scheme = scheme
-        self.host = host
-        self.port = url.port ?? (scheme == "https" ? 443 : 80)
+        self.init(scheme: scheme, host: host, port: url.port ?? (scheme == "https" ? 443 : 80))
     }
 
     var isTLS: Bool { scheme == "https" }
 
-    /// The Host header value: the port only when it is not the scheme's default.
-    var hostHeader: String {
+    private static func hostHeader(scheme: String, host: String, port: Int) -> String {
         let name = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
-        return port == (isTLS ? 443 : 80) ? name : "\(name):\(port)"
+        return port == (scheme == "https" ? 443 : 80) ? name : "\(name):\(port)"
+    }
+
+    // `hostHeader` follows from the others.
+    static func == (lhs: Origin, rhs: Origin) -> Bool {
+        lhs.port == rhs.port && lhs.host == rhs.host && lhs.scheme == rhs.scheme && lhs.route == rhs.route
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(scheme)
+        hasher.combine(host)
+        hasher.combine(port)
+        hasher.combine(route)
     }
 
     var description: String { "\(scheme)://\(hostHeader)" }

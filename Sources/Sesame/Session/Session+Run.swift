@@ -42,7 +42,8 @@ extension Session {
         var (origin, target) = try validatedParts(of: request.url)
         var redirects = 0
         let first = task.delegate ?? delegate
-        var resolver = makeResolver(for: task)
+        // Made when a credential is first sent or asked for: most requests need none.
+        var resolver = ChallengeResolver?.none
         var attempt: ChallengeResolver.Attempt?
         // Made only for requests that go through a forwarding proxy.
         var proxyResolver = ChallengeResolver?.none
@@ -55,9 +56,10 @@ extension Session {
             if case .forward(let proxy) = route { forwardProxy = proxy }
             if let forwardProxy {
                 // A password written into the proxy's URL is consent to send it to that proxy.
-                var made = proxyResolver ?? makeResolver(for: task)
-                made.allowsCleartextPasswords = configuration.allowsCleartextPasswords || proxyCredential != nil
-                proxyResolver = made
+                if proxyResolver == nil { proxyResolver = makeResolver(for: task) }
+                proxyResolver?.allowsCleartextPasswords =
+                    configuration.allowsCleartextPasswords || proxyCredential != nil
+                proxyResolver?.bodyIsHashable = request.body?.isHashable ?? true
                 if proxyAttempt?.proxy != forwardProxy {
                     proxyAttempt = proxyAuthorizations.withLock { $0[forwardProxy] }.map { (forwardProxy, $0) }
                     if let known = proxyAttempt?.attempt { proxyResolver?.sending(preemptive: known) }
@@ -71,11 +73,11 @@ extension Session {
                 // Proxy credentials go only to a forwarding proxy, never to an origin or into a tunnel.
                 wire.headers.remove(name: "Proxy-Authorization")
             }
-            resolver.bodyIsHashable = request.body?.isHashable ?? true
             if attempt == nil, !request.headers.contains("Authorization"),
                 let known = preemptive.attempt(for: request.url, origin: origin)
             {
-                resolver.sending(preemptive: known)
+                if resolver == nil { resolver = makeResolver(for: task) }
+                resolver?.sending(preemptive: known)
                 attempt = known
             }
             var expectation: DigestAuthorizer.Expectation?
@@ -99,16 +101,15 @@ extension Session {
             var bodyCheck: DigestBodyCheck?
             let proxyChallenged = response.status == 407 && forwardProxy != nil
             var outcome: ChallengeOutcome
-            if let forwardProxy, var used = proxyResolver, proxyChallenged || proxyAttempt != nil {
+            if let forwardProxy, proxyResolver != nil, proxyChallenged || proxyAttempt != nil {
                 // The proxy's answer first: a 407 is its challenge; anything else means it took
                 // what was sent.
                 let proxyOutcome = try await resolveChallenges(
                     response,
                     to: request,
-                    with: &used,
+                    with: &proxyResolver!,
                     proxy: (forwardProxy, proxyCredential)
                 )
-                proxyResolver = used
                 if !proxyChallenged, case .deliver = proxyOutcome { proxyAttempt = nil }
                 outcome = proxyChallenged ? proxyOutcome : .deliver
             } else {
@@ -116,7 +117,9 @@ extension Session {
             }
             // Most responses neither challenge nor answer a credential just sent: nothing to resolve.
             if !proxyChallenged && (response.status == 401 || attempt != nil) {
-                outcome = try await resolveChallenges(response, to: request, with: &resolver)
+                if resolver == nil { resolver = makeResolver(for: task) }
+                resolver?.bodyIsHashable = request.body?.isHashable ?? true
+                outcome = try await resolveChallenges(response, to: request, with: &resolver!)
             }
             if case .retry = outcome, !(request.body?.isReplayable ?? true) {
                 // A streamed body is gone once sent: the challenge response is the answer.

@@ -23,6 +23,20 @@ import Testing
         #expect(origin.hostHeader == "[::1]:8080")
     }
 
+    @Test func originsAreEqualBySchemeHostPortAndRoute() throws {
+        let url = try #require(Origin(URL(string: "https://example.test:8443/a")!))
+        let made = Origin(scheme: "https", host: "example.test", port: 8443)
+        #expect(url == made)
+        #expect(url.hashValue == made.hashValue)
+        #expect(made.hostHeader == "example.test:8443")
+        #expect(Origin(scheme: "http", host: "example.test", port: 80).hostHeader == "example.test")
+        #expect(Origin(scheme: "https", host: "example.test", port: 80).hostHeader == "example.test:80")
+        var proxied = made
+        proxied.route = .tunnel(ProxyEndpoint(scheme: "http", host: "proxy.test", port: 3128))
+        #expect(proxied != made)
+        #expect(Set([made, proxied, url]).count == 2)
+    }
+
     @Test func aSessionReachesAnIPv6Server() async throws {
         var configuration = LocalServer.Configuration.plainHTTP
         configuration.useIPv6 = true
