@@ -5,23 +5,36 @@ public struct HTTPRequest: Sendable {
     /// The method, e.g. "GET"; sent as given (methods are case-sensitive).
     public var method: String
     /// The absolute `http` or `https` URL.
-    public var url: URL
+    public var url: URL {
+        get { urlBox.value }
+        set { urlBox = LayoutBox(newValue) }
+    }
     /// Header fields to send in addition to those the session adds (Host, Content-Length, ...).
     public var headers: HTTPHeaders
     /// The body, if any.
-    public var body: HTTPBody?
+    public var body: HTTPBody? {
+        get { bodyBox?.value }
+        set { bodyBox = newValue.map(LayoutBox.init) }
+    }
     /// Idle time allowed between bytes of this request's response; overrides the configuration.
     public var timeout: Duration?
     /// Whether the session's cookies go with this request and its response's cookies are kept
     /// (`httpShouldHandleCookies`). A `Cookie` header set here is sent as it is, without stored cookies.
     public var handlesCookies = true
 
+    // Boxed: see `LayoutBox`.
+    private var urlBox: LayoutBox<URL>
+    private var bodyBox: LayoutBox<HTTPBody>?
+
     public init(url: URL, method: String = "GET", headers: HTTPHeaders = HTTPHeaders(), body: HTTPBody? = nil) {
-        self.url = url
+        self.urlBox = LayoutBox(url)
         self.method = method
         self.headers = headers
-        self.body = body
+        self.bodyBox = body.map(LayoutBox.init)
     }
+
+    /// Whether there is a body, without copying it out.
+    var hasBody: Bool { bodyBox != nil }
 
     /// True for methods that RFC 9110 defines as idempotent (safe to send again on a new
     /// connection when a reused one turned out to be closed).

@@ -11,14 +11,15 @@ public struct HTTPResponse: Sendable, CustomStringConvertible {
     /// The header fields as received.
     public let headers: HTTPHeaders
     /// The URL this response answers (the last one, after redirects).
-    public let url: URL
+    public var url: URL { urlBox.value }
+    private let urlBox: LayoutBox<URL>  // see `LayoutBox`
 
     public init(status: Int, reason: String, version: String = "HTTP/1.1", headers: HTTPHeaders, url: URL) {
         self.status = status
         self.reason = reason
         self.version = version
         self.headers = headers
-        self.url = url
+        self.urlBox = LayoutBox(url)
     }
 
     /// The value of a header field (all values joined with ", "), case-insensitively.

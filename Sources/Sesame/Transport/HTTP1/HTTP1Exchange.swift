@@ -81,8 +81,8 @@ enum HTTP1Exchange {
             requestAsksToClose: headers.containsToken("close", in: "Connection")
         )
         do {
-            let expectsContinue = headers.first("Expect")?.lowercased() == "100-continue" && request.body != nil
-            if request.body == nil {
+            let expectsContinue = request.hasBody && headers.first("Expect")?.lowercased() == "100-continue"
+            if !request.hasBody {
                 try await reader.readHead(sending: head)
                 return reader
             }
