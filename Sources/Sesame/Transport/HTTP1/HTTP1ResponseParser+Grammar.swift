@@ -84,12 +84,12 @@ extension HTTP1ResponseParser {
     /// Bytes from the wire as text (invalid UTF-8 is replaced, never trusted).
     static func text<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String { String(decoding: bytes, as: UTF8.self) }
 
-    static func chunkSize(_ slice: ArraySlice<UInt8>) throws -> UInt64 {
-        let line = Array(slice)
+    static func chunkSize(_ line: ArraySlice<UInt8>) throws -> UInt64 {
+        // Read in place: every chunk of every chunked body comes through here.
         var size: UInt64 = 0
         var digits = 0
-        var index = 0
-        while index < line.count, let value = hexValue(line[index]) {
+        var index = line.startIndex
+        while index < line.endIndex, let value = hexValue(line[index]) {
             digits += 1
             guard digits <= 16 else { throw SesameError(.protocolError, "chunk size is too large") }
             size = size << 4 | UInt64(value)
@@ -102,8 +102,8 @@ extension HTTP1ResponseParser {
             )
         }
         // What may follow: optional whitespace, then ";" chunk extensions (ignored).
-        while index < line.count, line[index] == 0x20 || line[index] == 0x09 { index += 1 }
-        guard index == line.count || line[index] == 0x3B else {
+        while index < line.endIndex, line[index] == 0x20 || line[index] == 0x09 { index += 1 }
+        guard index == line.endIndex || line[index] == 0x3B else {
             throw SesameError(
                 .protocolError,
                 "chunk size '\(String(decoding: line.prefix(40), as: UTF8.self))' is not hexadecimal"
