@@ -42,6 +42,13 @@ extension Connection {
             servePlainRead(maxLength: maxLength, continuation: continuation)
             return
         }
+        let waiting = Int(BIO_ctrl_pending(readBIO)) + Int(SSL_pending(ssl))
+        if waiting == 0, !socketEOF, SSL_has_pending(ssl) == 0, SSL_get_shutdown(ssl) & SSL_RECEIVED_SHUTDOWN == 0 {
+            // Nothing to decrypt and nothing to learn (the stream is open, no record is partly
+            // read, the peer has not closed): the read waits for the socket. SSL_read would only
+            // report that, fetching and freeing a record buffer to do so.
+            return
+        }
         OpenSSLErrorStack.clear()
         // What arrived bounds what decrypts: ciphertext not yet read by OpenSSL, plaintext it holds,
         // and at most one partial record it buffers (it reads no further ahead). The bytes are
@@ -50,7 +57,7 @@ extension Connection {
         // here, so a large body takes one hop per socket read rather than one per record. With
         // nothing here, the read only learns why (want more, closed, an alert), decrypting into
         // the loop's scratch space.
-        var arrived = Int(BIO_ctrl_pending(readBIO)) + Int(SSL_pending(ssl))
+        var arrived = waiting
         if arrived > 0, SSL_has_pending(ssl) != 0 { arrived += Connection.largestRecord }
         var count: Int32 = 0
         let buffer: [UInt8]
@@ -112,6 +119,8 @@ extension Connection {
             }
             filled += Int(read)
             result = Int32(filled)
+            // Nothing held and nothing more arrived: another SSL_read could only say so.
+            if SSL_pending(ssl) == 0, BIO_ctrl_pending(readBIO) == 0 { break }
         }
         return filled
     }
