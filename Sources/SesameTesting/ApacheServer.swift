@@ -19,7 +19,7 @@ public final class ApacheServer: Sendable {
         guard FileManager.default.isExecutableFile(atPath: apache) else {
             throw TestingError("Apache is not installed: scripts/install-deps.sh installs the Debian package 'apache2'")
         }
-        prefix = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-apache-\(UUID().uuidString)")
+        prefix = try ScratchFolder.make("apache")
         let htdocs = prefix.appendingPathComponent("htdocs")
         for folder in ["digest", "digest-stale"] {
             let directory = htdocs.appendingPathComponent(folder)

@@ -25,8 +25,7 @@ public final class HttpbinServer: Sendable {
                 "httpbin is not installed at \(Self.virtualEnvironment): run scripts/install-deps.sh (it makes the virtual environment)"
             )
         }
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-httpbin-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        directory = try ScratchFolder.make("httpbin")
         let log = directory.appendingPathComponent("gunicorn.log").path
         var lastError: (any Error)?
         for _ in 0..<5 {

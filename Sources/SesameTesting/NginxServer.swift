@@ -45,7 +45,7 @@ public final class NginxServer: Sendable {
                 "nginx is not installed: scripts/test.sh installs the Debian package 'nginx' (run it, or apt-get install nginx)"
             )
         }
-        prefix = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-nginx-\(UUID().uuidString)")
+        prefix = try ScratchFolder.make("nginx")
         let root = prefix.appendingPathComponent("www")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         // nginx workers run as nobody: the folders must be traversable and the files readable.
@@ -204,7 +204,11 @@ public final class NginxServer: Sendable {
     }
 
     /// Stops nginx.
-    public func stop() { process.stop() }
+    /// Stops nginx and removes its folder.
+    public func stop() {
+        process.stop()
+        try? FileManager.default.removeItem(at: prefix)
+    }
 
     /// (connection serial, request number on it, request line) per logged request.
     public var accessLog: [(connection: String, number: Int, request: String)] {

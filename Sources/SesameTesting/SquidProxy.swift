@@ -27,8 +27,7 @@ public final class SquidProxy: Sendable {
         guard FileManager.default.isExecutableFile(atPath: squid) else {
             throw TestingError("squid is not installed: scripts/install-deps.sh installs the Debian package 'squid'")
         }
-        prefix = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-squid-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: prefix, withIntermediateDirectories: true)
+        prefix = try ScratchFolder.make("squid")
         chmod(prefix.path, 0o777)  // squid runs as `proxy` when started as root, and logs here
         let basicFile = prefix.appendingPathComponent("passwd.basic").path
         let digestFile = prefix.appendingPathComponent("passwd.digest").path

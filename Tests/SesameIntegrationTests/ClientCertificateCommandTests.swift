@@ -11,9 +11,7 @@ import Testing
     }()
 
     let directory: URL = {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-mtls-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
+        try! ScratchFolder.make("mtls")  // safe: nothing can be tested without it
     }()
 
     func write(_ data: Data, _ name: String) throws -> String {

@@ -28,10 +28,7 @@ final class OpenSSLServer: Sendable {
                 "openssl is not installed: the README test command installs the Debian package 'openssl'"
             )
         }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "sesame-s_server-\(UUID().uuidString)"
-        )
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try ScratchFolder.make("s_server")
         let leaf = try pki.leaf()
         let (certificate, key) = try leaf.write(to: directory, name: "server")
         // s_server sends only the first certificate of -cert; the intermediate goes in -cert_chain.

@@ -38,4 +38,18 @@ import Testing
         #expect(descriptors.contains(2))
         #expect(!descriptors.contains(inheritable), "the peer's descriptors: \(descriptors)")
     }
+
+    @Test func aStoppedPeerLeavesNoFolderBehind() async throws {
+        let nginx = try await NginxServer(pki: try TestPKI())
+        let folder = nginx.prefix
+        // Inside this process's scratch folder, which goes when the process exits.
+        #expect(folder.deletingLastPathComponent().path == ScratchFolder.processFolder.path)
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("nginx.conf").path))
+        nginx.stop()
+        #expect(!FileManager.default.fileExists(atPath: folder.path))
+        let first = try ScratchFolder.make("tests")
+        let second = try ScratchFolder.make("tests")
+        #expect(first != second)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: first.path).isEmpty)
+    }
 }

@@ -119,11 +119,7 @@ import Testing
     }
 }
 
-func temporaryDirectory() throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-tests-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
-}
+func temporaryDirectory() throws -> URL { try ScratchFolder.make("tests") }
 
 /// Runs a shell command and returns its standard output; throws when it fails.
 @discardableResult
