@@ -16,8 +16,9 @@ public struct SessionConfiguration: Sendable {
     /// the thread saves a thread wake-up per read (about a fifth of a keep-alive request's cost on
     /// loopback; a 1 MiB body takes about 7 context switches instead of 35), but holds one of Swift's
     /// concurrency threads, so it is done only when the connection's previous answer came within
-    /// this limit and no other read waits on the session's event loop; past the limit the wait is
-    /// handed to the loop. `.zero`: tasks always suspend. The default, 3 ms, covers answers on
+    /// this limit, no other read waits on the session's event loop and none did when the last
+    /// eight reads started (concurrent tasks need those threads to send their requests); past the
+    /// limit the wait is handed to the loop. `.zero`: tasks always suspend. The default, 3 ms, covers answers on
     /// loopback and a LAN with their jitter: with 1 ms, over a quarter of the answers relayed
     /// by a loopback squid came too late and went through the loop (9 % more CPU per request).
     public var inlineWaitLimit: Duration = .milliseconds(3)

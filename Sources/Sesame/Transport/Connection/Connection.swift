@@ -94,7 +94,8 @@ public final class Connection: @unchecked Sendable {
     var connectContinuation: CheckedContinuation<Void, any Error>?
     var pendingRead: (maxLength: Int, continuation: ReadContinuation)? {
         didSet {
-            if (oldValue == nil) != (pendingRead == nil) { loop.waitingReads += pendingRead == nil ? -1 : 1 }
+            if oldValue == nil, pendingRead != nil { loop.readBegan() }
+            if oldValue != nil, pendingRead == nil { loop.readEnded() }
         }
     }
     var pendingWrites: [CheckedContinuation<Void, any Error>] = []

@@ -60,6 +60,9 @@ public final class EventLoop: @unchecked Sendable {
         var wakeNeeded = false
         /// Reads waiting for bytes on this loop's connections.
         var waitingReads = 0
+        /// Reads in a row (up to `aloneReadsForInlineWaits`) that started while no other read
+        /// waited on this loop. A new loop counts as having seen no overlap.
+        var aloneReads = EventLoop.aloneReadsForInlineWaits
         /// While the loop delivers a batch of events: reads answered, resumed once the batch's
         /// events are handled (see `resumeRead`).
         var answeredReads: [(ReadContinuation, [UInt8])]?
@@ -252,17 +255,32 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// How many reads wait for bytes on this loop's connections (kept by the connections).
-    var waitingReads: Int {
-        get {
-            assert(inEventLoop)
-            return confined.waitingReads
-        }
-        set {
-            assert(inEventLoop)
-            confined.waitingReads = newValue
-        }
+    /// A read started waiting for bytes on one of the loop's connections (`Connection.pendingRead`).
+    func readBegan() {
+        assert(inEventLoop)
+        confined.waitingReads += 1
+        confined.aloneReads =
+            confined.waitingReads > 1 ? 0 : min(confined.aloneReads + 1, Self.aloneReadsForInlineWaits)
     }
+
+    /// A read that waited on one of the loop's connections was answered or abandoned.
+    func readEnded() {
+        assert(inEventLoop)
+        confined.waitingReads -= 1
+    }
+
+    /// Whether the read just started is the only one waiting, and the reads before it came one at
+    /// a time too: a caller's thread may then wait for its answer (`Connection+InlineWait.swift`).
+    /// Concurrent tasks start reads while others wait, often enough that this stays false: one
+    /// waiting in ppoll(2) would hold a concurrency thread the others need, and on a busy or
+    /// single processor keep them from sending their requests at all.
+    var readsComeOneAtATime: Bool {
+        assert(inEventLoop)
+        return confined.waitingReads == 1 && confined.aloneReads >= Self.aloneReadsForInlineWaits
+    }
+
+    /// Reads in a row that must start alone before callers' threads wait for answers.
+    static let aloneReadsForInlineWaits = 8
 
     /// Runs `work` on the loop after `delay`, unless cancelled first.
     func scheduleTimer(after delay: Duration, _ work: @escaping () -> Void) -> TimerHandle {
