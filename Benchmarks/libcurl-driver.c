@@ -7,8 +7,11 @@
 // usage: libcurl-driver spawn PROGRAM [ARGUMENTS...]
 // runs PROGRAM and prints "peak-rss-kb N" for it on stderr. The benchmark starts every client this
 // way: a child spawned straight from the (much larger) benchmark process would report the
-// benchmark's memory as its own peak (Linux keeps the pre-exec high-water mark).
+// benchmark's memory as its own peak (Linux keeps the pre-exec high-water mark). With
+// SESAME_BENCH_CPU=N in the environment, PROGRAM runs on processor N only.
+#define _GNU_SOURCE
 #include <curl/curl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +144,16 @@ static int spawn(char **argv) {
     pid_t pid = fork();
     if (pid < 0) return 127;
     if (pid == 0) {
+        const char *cpu = getenv("SESAME_BENCH_CPU");
+        if (cpu != NULL) {
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            CPU_SET(atoi(cpu), &set);
+            if (sched_setaffinity(0, sizeof set, &set) != 0) {
+                perror("libcurl-driver: sched_setaffinity");
+                _exit(127);
+            }
+        }
         execv(argv[0], argv);
         _exit(127);
     }

@@ -4,7 +4,7 @@ import Foundation
 extension Harness {
     /// One row per workload and client: rates, CPU per request, peak memory, round trips, and
     /// Sesame's rate over libcurl's within each repetition.
-    func render(_ results: [String: [Client: [Sample]]]) -> String {
+    func render(_ results: [String: [Client: [Sample]]], clientCPU: Int?) -> String {
         var lines = [
             "| workload | client | req/s median (min–max) | CPU µs/req | peak RSS MiB | round trips/req | Sesame/libcurl req/s median (min–max) |",
             "|---|---|---|---|---|---|---|",
@@ -47,7 +47,10 @@ extension Harness {
                 + "\"System store\" is Debian's CA bundle plus the test root, loaded as each client does it. "
                 + "Sesame/libcurl: Sesame's rate over libcurl's in the same repetition (run back to back, "
                 + "taking turns going first), "
-                + "median and range over the repetitions. Both keep each body in memory."
+                + "median and range over the repetitions. Both keep each body in memory. "
+                + (clientCPU.map {
+                    "Each client ran alone on processor \($0), the servers and proxy on the others."
+                } ?? "Clients and servers shared every processor.")
         )
         return lines.joined(separator: "\n")
     }

@@ -8,6 +8,8 @@ struct Harness {
     let repetitions: Int
     /// Runs only the workloads whose name contains this.
     var only: String? = nil
+    /// Runs each client on a processor of its own, the peers on the others (`CPUPlacement`).
+    var separatesClients = true
 
     struct Workload {
         let name: String
@@ -91,6 +93,15 @@ struct Harness {
             systemStore: false
         ),
         Workload(
+            name: "64 concurrent, GET ×2000, Sesame's tasks on its event loop",
+            mode: "concurrent",
+            count: 2000,
+            path: "/small.txt",
+            concurrency: 64,
+            systemStore: false,
+            onLoop: true
+        ),
+        Workload(
             // 200: at 20 a run took about 50 ms, too short for this machine's noise.
             name: "1 MiB GET ×200",
             mode: "keepalive",
@@ -157,6 +168,8 @@ struct Harness {
     ]
 
     func run() async throws -> String {
+        // First: the peers started below inherit where this process runs.
+        let clientCPU = separatesClients ? try CPUPlacement.separateClients() : nil
         let pki = try TestPKI()
         let nginx = try await NginxServer(pki: pki)
         defer { nginx.stop() }
@@ -188,11 +201,16 @@ struct Harness {
             pin: "sha256//" + leafKey.sha256Pin,  // the leaf's key: what curl's --pinnedpubkey checks
             clientCertificate: clientCertificate,
             clientKey: clientKey,
-            proxy: "http://puser:ppass@127.0.0.1:\(squid.port)"
+            proxy: "http://puser:ppass@127.0.0.1:\(squid.port)",
+            clientCPU: clientCPU
         )
         let me = URL(fileURLWithPath: CommandLine.arguments[0]).path
         FileHandle.standardError.write(
-            Data("sesame-bench: nginx on 127.0.0.1:\(nginx.httpsPort), \(repetitions) repetitions\n".utf8)
+            Data(
+                ("sesame-bench: nginx on 127.0.0.1:\(nginx.httpsPort), \(repetitions) repetitions, "
+                    + (clientCPU.map { "clients on processor \($0), peers on the others\n" } ?? "shared processors\n"))
+                    .utf8
+            )
         )
 
         var results: [String: [Client: [Sample]]] = [:]
@@ -242,6 +260,7 @@ struct Harness {
                             ca: ca,
                             driver: driver,
                             extra: extras.curlArguments(workload.flags),
+                            environment: extras.placement,
                             in: scratch
                         )
                     }
@@ -257,7 +276,7 @@ struct Harness {
                 }
             }
         }
-        return render(results)
+        return render(results, clientCPU: clientCPU)
     }
 
     private func buildDriver(in directory: URL) throws -> String {
@@ -323,6 +342,7 @@ struct Harness {
         ca: String,
         driver: String,
         extra: [String],
+        environment: [String: String],
         in directory: URL
     ) throws
         -> Sample
@@ -342,7 +362,7 @@ struct Harness {
         let child = try ChildProcess(
             executable: driver,
             arguments: ["spawn", "/usr/bin/curl"] + arguments,
-            environment: [:],
+            environment: environment,
             logPath: log
         )
         let (status, usage) = child.waitWithUsage()

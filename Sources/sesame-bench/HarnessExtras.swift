@@ -17,10 +17,15 @@ extension Harness {
         let clientCertificate: String
         let clientKey: String
         let proxy: String
+        /// The processor the clients run on (`CPUPlacement`); nil: any.
+        let clientCPU: Int?
+
+        /// Where the driver's `spawn` runs a client.
+        var placement: [String: String] { clientCPU.map { ["SESAME_BENCH_CPU": String($0)] } ?? [:] }
 
         /// The environment switches of the Sesame worker and the libcurl driver.
         func environment(_ flags: Flags) -> [String: String] {
-            var environment: [String: String] = [:]
+            var environment = placement
             if flags.upload { environment["SESAME_BENCH_UPLOAD"] = sparseFile }
             if flags.pinned { environment["SESAME_BENCH_PIN"] = pin }
             if flags.mutualTLS {

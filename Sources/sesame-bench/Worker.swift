@@ -62,23 +62,21 @@ enum Worker {
             let request = template
             let startWall = ContinuousClock.now
             let startCPU = cpuSeconds()
-            var bytes = 0
-            if mode == "concurrent" {
-                bytes = try await withThrowingTaskGroup(of: Int.self) { group in
+            let work: @Sendable () async throws -> Int = {
+                guard mode == "concurrent" else { return try await fetch(session, request, times: count) }
+                return try await withThrowingTaskGroup(of: Int.self) { group in
                     for worker in 0..<concurrency {
                         let share = count / concurrency + (worker < count % concurrency ? 1 : 0)
                         group.addTask { try await fetch(session, request, times: share) }
                     }
                     return try await group.reduce(0, +)
                 }
-            } else if environment["SESAME_BENCH_ON_LOOP"] != nil {
-                // The documented fast path: the request loop on the session's event loop.
-                bytes = try await withTaskExecutorPreference(session.eventLoop) {
-                    try await fetch(session, request, times: count)
-                }
-            } else {
-                bytes = try await fetch(session, request, times: count)
             }
+            // SESAME_BENCH_ON_LOOP: the documented fast path, the requests run on the session's
+            // event loop (child tasks inherit the preference).
+            let bytes =
+                environment["SESAME_BENCH_ON_LOOP"] != nil
+                ? try await withTaskExecutorPreference(session.eventLoop, operation: work) : try await work()
             let wall = ContinuousClock.now - startWall
             let cpu = cpuSeconds() - startCPU
             print(String(format: "%.6f %.6f %d", wall.seconds, cpu, bytes))

@@ -12,6 +12,7 @@ do {
     var repetitions = 4
     var output: String? = nil
     var only: String? = nil
+    var separatesClients = true
     var index = 0
     while index < arguments.count {
         switch arguments[index] {
@@ -29,15 +30,19 @@ do {
             index += 1
             guard index < arguments.count else { throw BenchmarkError("--only needs part of a workload name") }
             only = arguments[index]
+        case "--shared-processors":
+            separatesClients = false
         case "--help", "-h":
-            print("usage: sesame-bench [--repetitions N] [--output FILE.md] [--only NAME-PART]")
+            print(
+                "usage: sesame-bench [--repetitions N] [--output FILE.md] [--only NAME-PART] [--shared-processors]"
+            )
             exit(0)
         default:
             throw BenchmarkError("unknown option \(arguments[index])")
         }
         index += 1
     }
-    let table = try await Harness(repetitions: repetitions, only: only).run()
+    let table = try await Harness(repetitions: repetitions, only: only, separatesClients: separatesClients).run()
     print(table)
     if let output { try Data(table.utf8).write(to: URL(fileURLWithPath: output)) }
 } catch {
