@@ -65,6 +65,21 @@ import Testing
         try await Task.sleep(for: .milliseconds(10))
     }
 
+    /// Runs `count` exchanges answered "x", each once the loop waits, and returns how many of
+    /// them did not wake the loop. The loop may be between waits when an exchange starts (then it
+    /// serves the read itself); it waits most of the time, so when callers wait on their own
+    /// threads, most exchanges run there alone.
+    func quietExchanges(_ count: Int, on connection: Connection) async throws -> Int {
+        var quiet = 0
+        for _ in 0..<count {
+            try await settle(connection.loop)
+            let wakeUpsBefore = connection.loop.wakeUpCount
+            #expect(try await connection.writeThenRead(request) == Array("x".utf8))
+            if connection.loop.wakeUpCount == wakeUpsBefore { quiet += 1 }
+        }
+        return quiet
+    }
+
     private func answersQuickly(_ connection: Connection) async -> Bool {
         await withCheckedContinuation { continuation in
             connection.loop.execute { continuation.resume(returning: connection.answersQuickly) }
@@ -77,16 +92,7 @@ import Testing
         let loop = try EventLoop(name: "inline")
         defer { loop.shutdown() }
         let connection = try await connect(to: server, limit: .seconds(2), on: loop)
-        // The loop may be between waits when an exchange starts (then it serves the read itself);
-        // it waits most of the time, so most exchanges run on the caller's thread alone.
-        var quiet = 0
-        for _ in 0..<20 {
-            try await settle(loop)
-            let wakeUpsBefore = loop.wakeUpCount
-            #expect(try await connection.writeThenRead(request) == Array("x".utf8))
-            if loop.wakeUpCount == wakeUpsBefore { quiet += 1 }
-        }
-        #expect(quiet >= 10)
+        #expect(try await quietExchanges(20, on: connection) >= 10)
         #expect(await answersQuickly(connection))
         await connection.close()
     }
