@@ -18,9 +18,10 @@ public struct SessionConfiguration: Sendable {
     /// concurrency threads, so it is done only when the connection's previous answer came within
     /// this limit, no other read waits on the session's event loop and none did when the last
     /// eight reads started (concurrent tasks need those threads to send their requests); past the
-    /// limit the wait is handed to the loop. `.zero`: tasks always suspend. The default, 3 ms, covers answers on
-    /// loopback and a LAN with their jitter: with 1 ms, over a quarter of the answers relayed
-    /// by a loopback squid came too late and went through the loop (9 % more CPU per request).
+    /// limit the wait is handed to the loop. `.zero`: tasks always suspend. The default, 3 ms,
+    /// covers answers on loopback and a LAN with their jitter: with 1 ms, over a quarter of the
+    /// answers relayed by a loopback squid came too late and went through the loop (9 % more CPU
+    /// per request).
     public var inlineWaitLimit: Duration = .milliseconds(3)
     /// How long an unused keep-alive connection is kept before it is closed.
     public var idleTimeout: Duration = .seconds(60)
