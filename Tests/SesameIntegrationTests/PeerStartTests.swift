@@ -40,7 +40,7 @@ import Testing
     }
 
     @Test func aStoppedPeerLeavesNoFolderBehind() async throws {
-        let nginx = try await NginxServer(pki: try TestPKI())
+        let nginx = try await NginxServer(pki: NginxSessionTests.pki)  // no new keys to make
         let folder = nginx.prefix
         // Inside this process's scratch folder, which goes when the process exits.
         #expect(folder.deletingLastPathComponent().path == ScratchFolder.processFolder.path)
