@@ -15,7 +15,9 @@ extension InlineWaitTests {
         defer { server.shutdown() }
         let loop = try EventLoop(name: "overlap")
         defer { loop.shutdown() }
-        let waiting = try await connect(to: stalled, limit: Self.longLimit, on: loop)
+        // The default limit: the stalled read holds a concurrency thread for a millisecond, then
+        // waits on the loop.
+        let waiting = try await connect(to: stalled, on: loop)
         let connection = try await connect(to: server, limit: .seconds(2), on: loop)
         let request = request
         let reader = Task { try await waiting.writeThenRead(request) }
