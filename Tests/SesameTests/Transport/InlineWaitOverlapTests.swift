@@ -9,9 +9,7 @@ extension InlineWaitTests {
     @Test func afterReadsOverlapCallersWaitOnTheirThreadsOnlyOnceReadsComeOneAtATimeAgain() async throws {
         let stalled = try stallingServer()
         defer { stalled.shutdown() }
-        var configuration = LocalServer.Configuration.plainHTTP
-        configuration.handler = { _ in .raw("x", thenClose: false) }
-        let server = try LocalServer(configuration)
+        let server = try server()
         defer { server.shutdown() }
         let loop = try EventLoop(name: "overlap")
         defer { loop.shutdown() }

@@ -21,7 +21,7 @@ import Testing
 
     /// A server answering "x" to each request, after `delay` when one is given for that request
     /// (numbered from 0).
-    private func server(delays: @escaping @Sendable (Int) -> Duration? = { _ in nil }) throws -> LocalServer {
+    func server(delays: @escaping @Sendable (Int) -> Duration? = { _ in nil }) throws -> LocalServer {
         let count = LockedValue(0)
         var configuration = LocalServer.Configuration.plainHTTP
         configuration.handler = { _ in
