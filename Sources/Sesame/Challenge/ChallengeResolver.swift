@@ -46,8 +46,11 @@ struct ChallengeResolver: Sendable {
 
     /// Failed attempts before the response is delivered without asking again.
     let maximumFailures: Int
-    /// Whether Basic may be sent where it can be read on the wire.
-    var allowsCleartextPasswords: Bool
+    /// Whether any password may be sent where it can be read on the wire (the configuration's
+    /// explicit opt-in for the whole session).
+    let allowsCleartextPasswords: Bool
+    /// The one password the caller consented to send readable on the wire, and where to.
+    var cleartextConsent: CleartextConsent?
     let task: SessionTask?
 
     private var failures: [ProtectionSpace: Int] = [:]
@@ -70,9 +73,16 @@ struct ChallengeResolver: Sendable {
     /// credential's scheme and a failure-count lookup, on every preemptively authorized request).
     var recordsTraces: Bool
 
-    init(maximumFailures: Int, allowsCleartextPasswords: Bool, task: SessionTask?, recordsTraces: Bool = true) {
+    init(
+        maximumFailures: Int,
+        allowsCleartextPasswords: Bool,
+        cleartextConsent: CleartextConsent? = nil,
+        task: SessionTask?,
+        recordsTraces: Bool = true
+    ) {
         self.maximumFailures = maximumFailures
         self.allowsCleartextPasswords = allowsCleartextPasswords
+        self.cleartextConsent = cleartextConsent
         self.task = task
         self.recordsTraces = recordsTraces
     }
@@ -255,8 +265,15 @@ struct ChallengeResolver: Sendable {
 
     /// Whether a credential found without asking may be sent for `offer`.
     private func canSend(_ credential: Credential, for offer: ChallengeOffer) -> Bool {
-        credential.hasPassword && offer.isAnswerable
-            && (offer.space.receivesCredentialSecurely || allowsCleartextPasswords)
+        credential.hasPassword && offer.isAnswerable && mayTravel(credential, for: offer.space)
+    }
+
+    /// Whether `credential` may be sent for `space`: over a secure channel, or with the caller's
+    /// consent for that credential and that server (or for every password, when the configuration
+    /// allows cleartext passwords).
+    private func mayTravel(_ credential: Credential, for space: ProtectionSpace) -> Bool {
+        space.receivesCredentialSecurely || allowsCleartextPasswords
+            || cleartextConsent?.covers(credential, for: space) == true
     }
 
     private mutating func apply(
@@ -270,7 +287,7 @@ struct ChallengeResolver: Sendable {
                 SesameError(.unsupportedCredential, "\(space) needs a user and password, not \(credential)")
             )
         }
-        guard space.receivesCredentialSecurely || allowsCleartextPasswords else {
+        guard mayTravel(credential, for: space) else {
             return .fail(
                 SesameError(
                     .cleartextCredentialRefused,

@@ -47,7 +47,8 @@ extension Session {
         // A password written into the proxy's URL is consent to send it to that proxy.
         var resolver = ChallengeResolver(
             maximumFailures: configuration.maximumAuthenticationFailures,
-            allowsCleartextPasswords: configuration.allowsCleartextPasswords || proxyCredential != nil,
+            allowsCleartextPasswords: configuration.allowsCleartextPasswords,
+            cleartextConsent: CleartextConsent(proxy: proxy, credential: proxyCredential),
             task: task,
             recordsTraces: configuration.eventObserver != nil
         )

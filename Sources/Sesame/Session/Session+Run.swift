@@ -56,9 +56,8 @@ extension Session {
             if case .forward(let proxy) = route { forwardProxy = proxy }
             if let forwardProxy {
                 // A password written into the proxy's URL is consent to send it to that proxy.
-                if proxyResolver == nil { proxyResolver = makeResolver(for: task) }
-                proxyResolver?.allowsCleartextPasswords =
-                    configuration.allowsCleartextPasswords || proxyCredential != nil
+                if proxyResolver == nil { proxyResolver = makeResolver(for: task, forProxy: true) }
+                proxyResolver?.cleartextConsent = CleartextConsent(proxy: forwardProxy, credential: proxyCredential)
                 proxyResolver?.bodyIsHashable = request.body?.isHashable ?? true
                 if proxyAttempt?.proxy != forwardProxy {
                     proxyAttempt = proxyAuthorizations.withLock { $0[forwardProxy] }.map { (forwardProxy, $0) }
@@ -354,10 +353,14 @@ extension Session {
         }
     }
 
-    private func makeResolver(for task: SessionTask) -> ChallengeResolver {
+    /// A resolver for `task`'s origins (or, with `forProxy`, its forwarding proxy). A password in
+    /// the task's own URL is the caller's consent to send it readable on the wire to that URL's
+    /// origin, and only there; a proxy's consent comes from the proxy's URL.
+    private func makeResolver(for task: SessionTask, forProxy: Bool = false) -> ChallengeResolver {
         ChallengeResolver(
             maximumFailures: configuration.maximumAuthenticationFailures,
             allowsCleartextPasswords: configuration.allowsCleartextPasswords,
+            cleartextConsent: forProxy ? nil : CleartextConsent(requestURL: task.originalRequest.url),
             task: task,
             recordsTraces: configuration.eventObserver != nil
         )

@@ -52,9 +52,16 @@ public struct SessionConfiguration: Sendable {
     /// Failed attempts per protection space (across schemes) after which a 401/407 is delivered
     /// without asking again.
     public var maximumAuthenticationFailures = 3
-    /// Whether a password may be sent readable on the wire (Basic over `http`). Off by default:
-    /// a stored or URL credential is then not used for such a space, and a delegate's is refused
-    /// with ``SesameError/Code/cleartextCredentialRefused``.
+    /// Whether any password may be sent readable on the wire (Basic over `http`), to every origin
+    /// and proxy the session reaches. Off by default: a stored or `.netrc` credential is then not
+    /// used for such a space, and a delegate's is refused with
+    /// ``SesameError/Code/cleartextCredentialRefused``.
+    ///
+    /// A password written into a request's URL (or a proxy's URL) is consent for that password
+    /// and that origin (or proxy) alone, without this setting: it is sent there over `http`, and
+    /// a redirect to another host does not carry the consent along.
+    /// - Warning: On, a password stored for any host the session is redirected to is sent where
+    ///   anyone on the path can read it.
     public var allowsCleartextPasswords = false
     /// The HTTP authentication methods answered (nil: all). Challenges with other methods are
     /// ignored as if the server had not offered them (curl's `--digest`, `--basic`).

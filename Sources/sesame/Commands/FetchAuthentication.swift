@@ -34,8 +34,8 @@ final class FetchAuthentication: Sendable {
         configuration.netrcFile = options.netrcFile.map { URL(fileURLWithPath: $0) }
         guard let user, let password else { return }
         if request.url.scheme?.lowercased() == "http" {
-            // Typed on the command line for an http URL: the user chose this, as with curl.
-            configuration.allowsCleartextPasswords = true
+            // Typed on the command line for an http URL: the user chose this for that URL's origin
+            // (the password in the URL is the consent), never for the hosts a redirect leads to.
             Output.error(
                 "warning: the password for '\(user)' may travel unencrypted to \(request.url.host ?? "the server")"
             )
@@ -63,7 +63,7 @@ final class FetchAuthentication: Sendable {
 
     /// After the final response: exit 6 when credentials were sent and still refused; otherwise
     /// save the credential when asked.
-    func finish(finalStatus: Int?, url: URL) -> ExitCode? {
+    func finish(finalStatus: Int?, finalURL: URL, requestURL url: URL) -> ExitCode? {
         let proxyTraces = traces.all.filter { $0.protectionSpace.isProxy }
         if finalStatus == 407 {
             let attempts = proxyTraces.filter { $0.disposition == .useCredential }.count
@@ -75,8 +75,19 @@ final class FetchAuthentication: Sendable {
             )
             return .proxyAuthentication
         }
-        let serverTraces = traces.all.filter { !$0.protectionSpace.isProxy }
-        let sentCredentials = preemptiveBasic || serverTraces.contains { $0.disposition == .useCredential }
+        // The final response's server only: a password accepted by a host before a redirect says
+        // nothing about a 401 from the host after it.
+        let finalOrigin = ProtectionSpace(url: finalURL, realm: nil, authenticationMethod: nil)
+        let serverTraces = traces.all.filter {
+            !$0.protectionSpace.isProxy && $0.protectionSpace.host.lowercased() == finalOrigin?.host.lowercased()
+                && $0.protectionSpace.port == finalOrigin?.port
+        }
+        let requestOrigin = ProtectionSpace(url: url, realm: nil, authenticationMethod: nil)
+        let sameOrigin =
+            finalOrigin?.host.lowercased() == requestOrigin?.host.lowercased()
+            && finalOrigin?.port == requestOrigin?.port
+        let sentCredentials =
+            (preemptiveBasic && sameOrigin) || serverTraces.contains { $0.disposition == .useCredential }
         if finalStatus == 401, sentCredentials {
             let attempts = serverTraces.filter { $0.disposition == .useCredential }.count
             let space = serverTraces.last?.protectionSpace.description ?? url.host ?? "the server"

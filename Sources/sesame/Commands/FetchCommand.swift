@@ -59,7 +59,13 @@ enum FetchCommand {
             Output.error(problem)
             return .failure
         }
-        if outcome == nil, let exit = authentication.finish(finalStatus: delegate.finalStatus, url: request.url) {
+        if outcome == nil,
+            let exit = authentication.finish(
+                finalStatus: delegate.finalStatus,
+                finalURL: delegate.finalURL ?? request.url,
+                requestURL: request.url
+            )
+        {
             sink.discard()
             return exit
         }

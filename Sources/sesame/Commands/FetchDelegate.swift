@@ -10,6 +10,8 @@ final class FetchDelegate: SessionTaskDelegate, @unchecked Sendable {
     var completion: ((any Error)?) -> Void = { _ in }
     private(set) var failedStatus: Int?
     private(set) var finalStatus: Int?
+    /// The URL of the final response (after redirects).
+    private(set) var finalURL: URL?
     /// Why `--decode-charset` could not convert the body, if it could not.
     private(set) var decodeFailure: String?
     private var progress: ProgressBar?
@@ -24,6 +26,7 @@ final class FetchDelegate: SessionTaskDelegate, @unchecked Sendable {
     func session(_ session: Session, task: SessionTask, didReceive response: HTTPResponse) async -> ResponseDisposition
     {
         finalStatus = response.status
+        finalURL = response.url
         self.response = response
         if options.decodeCharset != nil { undecoded = Data() }
         if options.failOnHTTPError && response.status >= 400 {

@@ -335,6 +335,37 @@ let wrong = Credential(user: "ada", password: "wrong", persistence: .none)
         #expect(String(decoding: open, as: UTF8.self) == "open; authorization=[]")
     }
 
+    @Test func aPasswordInTheURLIsCleartextConsentForItsOriginOnly() async throws {
+        // Both plain http; the second is another origin (another port) with a stored password.
+        let other = try basicServer(tls: false)
+        defer { other.shutdown() }
+        let origin = try basicServer(tls: false)
+        defer { origin.shutdown() }
+        let storage = CredentialStorage()
+        let otherSpace = ProtectionSpace(
+            host: "localhost",
+            port: other.port,
+            protocol: "http",
+            realm: "Sesame Test",
+            authenticationMethod: .httpBasic
+        )
+        try storage.setDefaultCredential(
+            Credential(user: "test", password: "123£", persistence: .forSession),
+            for: otherSpace
+        )
+        let session = challengeSession(storage: storage)
+        let start = URL(
+            string: "http://ada:s3cret@localhost:\(origin.port)/private/redirect-cross/\(other.baseURL)/private/y"
+        )!
+        let (_, response) = try await session.data(from: start)
+        // The consent given with the URL covered its own origin: ada went there in clear.
+        #expect(origin.requests.contains { $0.headers["authorization"] != nil })
+        // Not the redirect target: its stored password stays off the wire; the 401 is delivered.
+        #expect(response.status == 401)
+        #expect(other.requests.count == 1)
+        #expect(other.requests.allSatisfy { $0.headers["authorization"] == nil })
+    }
+
     @Test func theSenderAndTheHandlerTogetherGiveOneAnswer() async throws {
         final class Both: SessionTaskDelegate {
             func session(

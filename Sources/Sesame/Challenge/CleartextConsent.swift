@@ -1,0 +1,62 @@
+import Foundation
+
+/// A password the caller wrote into a URL, the request's own or a proxy's: consent to send that
+/// password readable on the wire (Basic over `http`) to that server or proxy, and to nothing else.
+///
+/// Consent belongs to the credential and the place it was given for (DESIGN section 3): after a
+/// redirect to another host, a password stored or in `.netrc` for that host is still refused over
+/// cleartext, and the password given for the first host is never offered to the second.
+struct CleartextConsent: Sendable, Equatable {
+    let host: String
+    let port: Int
+    /// `http` or `https` (for a proxy, how Sesame talks to it).
+    let scheme: String
+    let isProxy: Bool
+    let user: String
+    let password: String
+
+    /// Consent for the user and password in a request URL, for that URL's origin.
+    init?(requestURL url: URL) {
+        guard let origin = Origin(url), let user = url.user(percentEncoded: false),
+            let password = url.password(percentEncoded: false)
+        else { return nil }
+        self.init(
+            host: origin.host,
+            port: origin.port,
+            scheme: origin.scheme,
+            isProxy: false,
+            user: user,
+            password: password
+        )
+    }
+
+    /// Consent for the credential written into a proxy's URL, for that proxy.
+    init?(proxy: ProxyEndpoint, credential: Credential?) {
+        guard let user = credential?.user, let password = credential?.password else { return nil }
+        self.init(
+            host: proxy.host,
+            port: proxy.port,
+            scheme: proxy.scheme,
+            isProxy: true,
+            user: user,
+            password: password
+        )
+    }
+
+    private init(host: String, port: Int, scheme: String, isProxy: Bool, user: String, password: String) {
+        self.host = host
+        self.port = port
+        self.scheme = scheme
+        self.isProxy = isProxy
+        self.user = user
+        self.password = password
+    }
+
+    /// Whether this consent covers sending `credential` for `space`: the same server (or proxy),
+    /// port and scheme, and the same user and password.
+    func covers(_ credential: Credential, for space: ProtectionSpace) -> Bool {
+        space.isProxy == isProxy && space.port == port
+            && (isProxy ? (space.proxyType ?? "http") : (space.protocol ?? "")) == scheme
+            && space.host.caseInsensitiveEquals(host) && credential.user == user && credential.password == password
+    }
+}

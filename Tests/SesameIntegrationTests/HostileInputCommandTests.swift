@@ -1,0 +1,48 @@
+import Foundation
+import SesameTesting
+import Testing
+
+@testable import Sesame
+
+/// The `sesame` executable against servers that try to make it leak, loop, grow or break what the
+/// user keeps: each case is one the release CLI once got wrong.
+@Suite struct HostileInputCommandTests {
+    func sesame(_ arguments: [String], environment: [String: String] = [:]) async throws -> CLIRun {
+        try await runSesame(arguments, environment: environment)
+    }
+
+    func server(_ handler: @escaping @Sendable (LocalServer.Request) -> LocalServer.Response) throws -> LocalServer {
+        var configuration = LocalServer.Configuration(identity: nil)
+        configuration.handler = handler
+        return try LocalServer(configuration)
+    }
+
+    func scratchFile(_ name: String, _ contents: String) throws -> String {
+        let path = try ScratchFolder.make("hostile").appendingPathComponent(name).path
+        try Data(contents.utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    @Test func consentToCleartextGoesWithTheOriginItWasGivenFor() async throws {
+        let second = try server { request in
+            BasicAuthGate(realm: "second", users: ["eve": "netrc-secret"]).check(request) ?? .text("second")
+        }
+        defer { second.shutdown() }
+        let first = try server { request in
+            BasicAuthGate(realm: "first", users: ["ada": "x"]).check(request)
+                ?? .redirect(302, to: "http://localhost:\(second.port)/landing")
+        }
+        defer { first.shutdown() }
+        let netrc = try scratchFile("netrc", "machine localhost login eve password netrc-secret\n")
+        let run = try await sesame([
+            "-L", "-u", "ada:x", "--netrc-file", netrc, "http://127.0.0.1:\(first.port)/basic-then-redirect",
+        ])
+        #expect(first.requests.contains { $0.headers["authorization"] != nil }, "\(run.stderr)")
+        #expect(!second.requests.isEmpty)
+        #expect(
+            second.requests.allSatisfy { $0.headers["authorization"] == nil },
+            "netrc's password went out over http"
+        )
+        #expect(run.status == 0, "\(run.stderr)")  // as curl: the 401 is the answer
+    }
+}
