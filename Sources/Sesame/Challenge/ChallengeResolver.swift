@@ -46,6 +46,11 @@ struct ChallengeResolver: Sendable {
 
     /// Failed attempts before the response is delivered without asking again.
     let maximumFailures: Int
+    /// Requests sent again with a credential, across every protection space, before a challenge
+    /// is delivered as it is: a server that names a new realm (or a new stale nonce) each time
+    /// cannot keep a task going.
+    let maximumRoundTrips: Int
+    private var roundTrips = 0
     /// Whether any password may be sent where it can be read on the wire (the configuration's
     /// explicit opt-in for the whole session).
     let allowsCleartextPasswords: Bool
@@ -75,12 +80,14 @@ struct ChallengeResolver: Sendable {
 
     init(
         maximumFailures: Int,
+        maximumRoundTrips: Int = 10,
         allowsCleartextPasswords: Bool,
         cleartextConsent: CleartextConsent? = nil,
         task: SessionTask?,
         recordsTraces: Bool = true
     ) {
         self.maximumFailures = maximumFailures
+        self.maximumRoundTrips = maximumRoundTrips
         self.allowsCleartextPasswords = allowsCleartextPasswords
         self.cleartextConsent = cleartextConsent
         self.task = task
@@ -133,6 +140,25 @@ struct ChallengeResolver: Sendable {
         // A preemptive attempt came from what the session keeps: storing it again on every
         // success would only repeat the work (and rewrite a permanent store each time).
         guard challenged else { return .deliver(succeeded: wasPreemptive ? nil : attempt) }
+        guard roundTrips < maximumRoundTrips else {
+            if let attempt {
+                failures[Self.failureKey(attempt.space), default: 0] += 1
+                lastFailure = attempt
+            }
+            if recordsTraces, let space = offers.first?.space ?? attempt?.space {
+                traces.append(
+                    ChallengeTrace(
+                        protectionSpace: space,
+                        previousFailureCount: failures[Self.failureKey(space)] ?? 0,
+                        responder: .failureLimit,
+                        disposition: .cancelAuthenticationChallenge,
+                        user: nil,
+                        detail: "\(roundTrips) challenge round trips, the most one task makes"
+                    )
+                )
+            }
+            return .deliver(succeeded: nil)
+        }
         if let attempt {
             let key = Self.failureKey(attempt.space)
             // A stale nonce is not a wrong password: send again once with the new nonce, without
@@ -144,6 +170,7 @@ struct ChallengeResolver: Sendable {
             {
                 staleRetried.insert(key)
                 digest.renew(fresh)
+                roundTrips += 1
                 pending = attempt
                 pendingIsPreemptive = wasPreemptive
                 if recordsTraces {
@@ -336,6 +363,7 @@ struct ChallengeResolver: Sendable {
             )
         }
         lastTried[Self.failureKey(space)] = credential
+        roundTrips += 1
         pending = attempt
         return .retry(attempt)
     }

@@ -47,6 +47,7 @@ extension Session {
         // A password written into the proxy's URL is consent to send it to that proxy.
         var resolver = ChallengeResolver(
             maximumFailures: configuration.maximumAuthenticationFailures,
+            maximumRoundTrips: configuration.maximumChallengeRoundTrips,
             allowsCleartextPasswords: configuration.allowsCleartextPasswords,
             cleartextConsent: CleartextConsent(proxy: proxy, credential: proxyCredential),
             task: task,

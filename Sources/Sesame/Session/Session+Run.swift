@@ -359,6 +359,7 @@ extension Session {
     private func makeResolver(for task: SessionTask, forProxy: Bool = false) -> ChallengeResolver {
         ChallengeResolver(
             maximumFailures: configuration.maximumAuthenticationFailures,
+            maximumRoundTrips: configuration.maximumChallengeRoundTrips,
             allowsCleartextPasswords: configuration.allowsCleartextPasswords,
             cleartextConsent: forProxy ? nil : CleartextConsent(requestURL: task.originalRequest.url),
             task: task,

@@ -52,6 +52,11 @@ public struct SessionConfiguration: Sendable {
     /// Failed attempts per protection space (across schemes) after which a 401/407 is delivered
     /// without asking again.
     public var maximumAuthenticationFailures = 3
+    /// Challenge round trips one task makes (requests sent again with a credential), across
+    /// every protection space, before a 401 is delivered as it is; 407s from a proxy have a bound
+    /// of their own of the same size. On top of ``maximumAuthenticationFailures``: a server that
+    /// names a new realm or sends a new stale nonce each time cannot keep a task going.
+    public var maximumChallengeRoundTrips = 10
     /// Whether any password may be sent readable on the wire (Basic over `http`), to every origin
     /// and proxy the session reaches. Off by default: a stored or `.netrc` credential is then not
     /// used for such a space, and a delegate's is refused with

@@ -63,6 +63,40 @@ import Testing
         }
     }
 
+    @Test func aNewRealmEachTimeEndsAtTheRoundTripBound() throws {
+        // A credential found without asking is tried once per realm; a server naming a new realm on
+        // every 401 would get one request after another without the task's own bound.
+        let found: ChallengeResolver.Automatic = { _ in (ada, .storage) }
+        for bound in [1, 4, 10] {
+            var machine = ChallengeResolver(
+                maximumFailures: 3,
+                maximumRoundTrips: bound,
+                allowsCleartextPasswords: false,
+                task: nil
+            )
+            var retries = 0
+            for realm in 0..<100 {
+                let space = basic.with(realm: "realm \(realm)", method: .httpBasic)
+                let step = try machine.received(
+                    unauthorized,
+                    challenged: true,
+                    offers: [offer(space, "Basic realm=\"realm \(realm)\"")],
+                    automatic: found
+                )
+                guard case .retry = step else {
+                    guard case .deliver(nil) = step else {
+                        Issue.record("expected delivery at the bound, got \(step)")
+                        break
+                    }
+                    break
+                }
+                retries += 1
+            }
+            #expect(retries == bound)
+            #expect(machine.drainTraces().last?.responder == .failureLimit)
+        }
+    }
+
     @Test func tracesAreKeptOnlyWhenRecorded() throws {
         let attempt = ChallengeResolver.Attempt(
             space: basic,
