@@ -45,4 +45,15 @@ import Testing
         )
         #expect(run.status == 0, "\(run.stderr)")  // as curl: the 401 is the answer
     }
+
+    @Test func aCustomHostHeaderStaysWithItsOwnServer() async throws {
+        let second = try server { request in .text("host=\(request.headers["host"] ?? "")") }
+        defer { second.shutdown() }
+        let first = try server { _ in .redirect(302, to: "http://127.0.0.1:\(second.port)/landing") }
+        defer { first.shutdown() }
+        let run = try await sesame(["-L", "-H", "Host: chosen.example", first.baseURL + "/"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(first.requests.first?.headers["host"] == "chosen.example")
+        #expect(run.stdout == "host=127.0.0.1:\(second.port)")
+    }
 }

@@ -5,8 +5,10 @@ import Foundation
 enum RedirectPolicy {
     static let statuses: Set<Int> = [301, 302, 303, 307, 308]
 
-    /// Header fields that carry credentials and must not follow a redirect to another origin.
-    static let credentialHeaders = ["Authorization", "Cookie", "Proxy-Authorization"]
+    /// Header fields that belong to the origin they were set for and must not follow a redirect to
+    /// another: the credentials, and a caller's own `Host` (which would send the request to the
+    /// new server under the old server's name).
+    static let originBoundHeaders = ["Authorization", "Cookie", "Proxy-Authorization", "Host"]
 
     /// The request to send for `response`, or nil when it is not a redirect that can be followed
     /// (no Location, an unsupported scheme, or a body that cannot be sent again).
@@ -30,7 +32,7 @@ enum RedirectPolicy {
             return nil
         }
         if !sameOrigin(request.url, target) {
-            for name in credentialHeaders { next.headers.remove(name: name) }
+            for name in originBoundHeaders { next.headers.remove(name: name) }
         }
         return next
     }

@@ -387,7 +387,7 @@ extension Session {
         let (origin, target) = try validatedParts(of: request.url)
         var request = request
         if Origin(previous.url) != origin {
-            for name in RedirectPolicy.credentialHeaders { request.headers.remove(name: name) }
+            for name in RedirectPolicy.originBoundHeaders { request.headers.remove(name: name) }
         }
         return (request, origin, target)
     }
