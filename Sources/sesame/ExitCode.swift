@@ -13,6 +13,13 @@ enum ExitCode: Int32 {
     case httpError = 8
     case protocolError = 9
 
+    /// The exit code for an error met before any request went out (reading the options' files):
+    /// a usage error, or a failure of the input (exit 1), never a network, trust or
+    /// authentication code.
+    init(setUpError error: SesameError) {
+        self = ExitCode(error) == .usage ? .usage : .failure
+    }
+
     /// The exit code for a library error.
     init(_ error: SesameError) {
         switch error.code {

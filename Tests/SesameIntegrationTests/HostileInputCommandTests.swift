@@ -56,4 +56,35 @@ import Testing
         #expect(first.requests.first?.headers["host"] == "chosen.example")
         #expect(run.stdout == "host=127.0.0.1:\(second.port)")
     }
+
+    @Test func aServerCannotBreakTheCookieJar() async throws {
+        let origin = try server { request in
+            request.target == "/set"
+                ? .text("set", headers: [("Set-Cookie", "evil=a\tb\tc"), ("Set-Cookie", "good=1")])
+                : .text("cookie=[\(request.headers["cookie"] ?? "")]")
+        }
+        defer { origin.shutdown() }
+        let jar = try ScratchFolder.make("hostile").appendingPathComponent("jar.txt").path
+        let set = try await sesame(["-c", jar, origin.baseURL + "/set"])
+        #expect(set.status == 0, "\(set.stderr)")
+        let read = try await sesame(["-b", jar, origin.baseURL + "/read"])
+        #expect(read.status == 0, "\(read.stderr)")
+        #expect(read.stdout == "cookie=[good=1]")
+    }
+
+    @Test func aBadJarLineIsSkippedWithAWarningAndABadFileIsNotAServerTrustFailure() async throws {
+        let origin = try server { request in .text("cookie=[\(request.headers["cookie"] ?? "")]") }
+        defer { origin.shutdown() }
+        let jar = try scratchFile(
+            "jar.txt",
+            "# Netscape HTTP Cookie File\nnot a cookie line\nlocalhost\tFALSE\t/\tFALSE\t0\tkept\tyes\n"
+        )
+        let run = try await sesame(["-b", jar, origin.baseURL + "/"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout == "cookie=[kept=yes]")
+        #expect(run.stderr.contains("\(jar):2: expected 7 tab-separated fields"), "\(run.stderr)")
+        // A certificate file that cannot be read is the user's input failing: exit 1, not 4.
+        let missing = try await sesame(["--cacert", jar + ".missing", origin.baseURL + "/"])
+        #expect(missing.status == 1, "\(missing.stderr)")
+    }
 }

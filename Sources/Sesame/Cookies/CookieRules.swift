@@ -18,8 +18,10 @@ enum CookieRules {
         }
     }
 
+    /// Section 5.1.2: lowercase, internationalised labels as A-labels (the form `Domain` is
+    /// compared in), no brackets or trailing dot.
     static func canonicalHost(_ host: String) -> String {
-        var value = host.lowercased()
+        var value = Punycode.asciiDomain(host) ?? host.lowercased()
         if value.hasPrefix("[") && value.hasSuffix("]") { value = String(value.dropFirst().dropLast()) }
         if value.hasSuffix(".") { value.removeLast() }
         return value

@@ -48,21 +48,28 @@ public final class CookieStore: Sendable {
         guard !fields.isEmpty else { return [] }  // most responses: nothing to do, no clock read
         let now = Date()
         let parsed = fields.compactMap { SetCookieParser.cookie(from: $0, for: url, at: now) }
-        for cookie in parsed { set(cookie) }
+        set(contentsOf: parsed)
         return parsed.filter { !$0.isExpired(at: now) }
     }
 
     /// Adds or replaces `cookie` (keeping the creation time of the one it replaces); an expired
     /// cookie removes its namesake.
-    public func set(_ cookie: Cookie) {
+    public func set(_ cookie: Cookie) { set(contentsOf: [cookie]) }
+
+    /// Adds or replaces every cookie of `added` in order, with one eviction pass at the end (a
+    /// cookie file's lines: linear in their number, not quadratic).
+    func set(contentsOf added: [Cookie]) {
+        guard !added.isEmpty else { return }
         let now = Date()
         cookies.withLock { cookies in
-            let old = cookies.removeValue(forKey: cookie.key)
-            guard !cookie.isExpired(at: now) else { return }
-            var stored = cookie
-            if let old { stored.created = old.created }
-            cookies[cookie.key] = stored
-            Self.evict(&cookies, domain: cookie.domain, now: now)
+            for cookie in added {
+                let old = cookies.removeValue(forKey: cookie.key)
+                guard !cookie.isExpired(at: now) else { continue }
+                var stored = cookie
+                if let old { stored.created = old.created }
+                cookies[cookie.key] = stored
+            }
+            Self.evict(&cookies, domains: Set(added.map(\.domain)), now: now)
         }
     }
 
@@ -77,10 +84,12 @@ public final class CookieStore: Sendable {
         return a.name < b.name
     }
 
-    private static func evict(_ cookies: inout [String: Cookie], domain: String, now: Date) {
+    /// Drops expired cookies, then the oldest of each of `domains` past ``maximumPerDomain``, then
+    /// the oldest of all past ``maximumTotal``.
+    private static func evict(_ cookies: inout [String: Cookie], domains: Set<String>, now: Date) {
         cookies = cookies.filter { !$0.value.isExpired(at: now) }
-        let sameDomain = cookies.values.filter { $0.domain == domain }
-        if sameDomain.count > maximumPerDomain {
+        let crowded = Dictionary(grouping: cookies.values.filter { domains.contains($0.domain) }, by: \.domain)
+        for (_, sameDomain) in crowded where sameDomain.count > maximumPerDomain {
             for cookie in sameDomain.sorted(by: { $0.created < $1.created }).prefix(sameDomain.count - maximumPerDomain)
             {
                 cookies.removeValue(forKey: cookie.key)

@@ -4,19 +4,35 @@ import Foundation
 /// domain, include-subdomains, path, secure, expiry (Unix time, 0 for a session cookie), name,
 /// value — with `#HttpOnly_` before the domain of HttpOnly cookies and `#` comments.
 extension CookieStore {
-    /// Adds the cookies of a Netscape cookie file (expired ones are skipped).
-    /// - Throws: ``SesameError/Code/cookieJarInvalid`` naming the file and line of a malformed
-    ///   entry; ``SesameError/Code/fileUnreadable`` when the file cannot be read.
-    public func load(netscapeFile url: URL) throws {
+    /// A line of a cookie file that was skipped, and why.
+    public struct FileProblem: Sendable, Hashable, CustomStringConvertible {
+        /// The file, as given.
+        public let source: String
+        /// The line number, from 1.
+        public let line: Int
+        public let reason: String
+
+        public var description: String { "\(source):\(line): \(reason)" }
+    }
+
+    /// Adds the cookies of a Netscape cookie file. Expired cookies are skipped, and so are lines
+    /// that are not cookies in that format (as curl skips them): each such line is returned.
+    /// - Returns: the lines skipped, with their reasons (nothing secret: no value is quoted).
+    /// - Throws: ``SesameError/Code/fileUnreadable`` when the file cannot be read.
+    @discardableResult
+    public func load(netscapeFile url: URL) throws -> [FileProblem] {
         guard let data = FileManager.default.contents(atPath: url.path) else {
             throw SesameError(.fileUnreadable, "cannot read the cookie file '\(url.path)'")
         }
-        let cookies = try Self.parseNetscape(String(decoding: data, as: UTF8.self), source: url.path)
-        for cookie in cookies { set(cookie) }
+        let (cookies, problems) = Self.parseNetscape(String(decoding: data, as: UTF8.self), source: url.path)
+        set(contentsOf: cookies)
+        return problems
     }
 
     /// Writes every cookie (session cookies too, with expiry 0) as a Netscape cookie file,
-    /// replacing `url` atomically, readable by its owner only.
+    /// replacing `url` atomically, readable by its owner only. A cookie with a tab or another
+    /// control character in a field (which only ``set(_:)`` can store) is left out: written, it
+    /// would break the file's format.
     public func save(netscapeFile url: URL) throws {
         var lines = [
             "# Netscape HTTP Cookie File", "# Written by Sesame. Each line is one cookie; edit at your own risk.", "",
@@ -32,6 +48,7 @@ extension CookieStore {
                 cookie.name,
                 cookie.value,
             ]
+            guard !fields.contains(where: Self.hasControlCharacter) else { continue }
             lines.append(fields.joined(separator: "\t"))
         }
         let text = lines.joined(separator: "\n") + "\n"
@@ -42,53 +59,75 @@ extension CookieStore {
         }
     }
 
-    static func parseNetscape(_ text: String, source: String) throws -> [Cookie] {
+    /// A tab, line break or other control character: what no field of a cookie file may hold.
+    static func hasControlCharacter(_ text: String) -> Bool {
+        text.utf8.contains { $0 < 0x20 || $0 == 0x7F }
+    }
+
+    /// The cookies of a cookie file's text, and the lines skipped. Linear in the text's length.
+    static func parseNetscape(_ text: String, source: String) -> ([Cookie], [FileProblem]) {
         var cookies: [Cookie] = []
+        var problems: [FileProblem] = []
         let now = Date()
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            var line = String(rawLine)
-            if line.hasSuffix("\r") { line.removeLast() }
-            var httpOnly = false
-            if line.hasPrefix("#HttpOnly_") {
-                httpOnly = true
-                line.removeFirst("#HttpOnly_".count)
-            } else if line.hasPrefix("#") || line.trimmingCharacters(in: .whitespaces).isEmpty {
-                continue
+            switch parseLine(rawLine, index: index, now: now) {
+            case .cookie(let cookie): if !cookie.isExpired(at: now) { cookies.append(cookie) }
+            case .skip: continue
+            case .problem(let reason): problems.append(FileProblem(source: source, line: index + 1, reason: reason))
             }
-            let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            guard fields.count == 7 || fields.count == 6 else {
-                throw SesameError(
-                    .cookieJarInvalid,
-                    "\(source):\(index + 1): expected 7 tab-separated fields, found \(fields.count)"
-                )
-            }
-            guard let expiry = Int64(fields[4]), ["TRUE", "FALSE"].contains(fields[1].uppercased()),
-                ["TRUE", "FALSE"].contains(fields[3].uppercased()), fields[2].hasPrefix("/")
-            else {
-                throw SesameError(
-                    .cookieJarInvalid,
-                    "\(source):\(index + 1): the flags, path or expiry are not in the Netscape format"
-                )
-            }
-            var domain = fields[0].lowercased()
-            let includesSubdomains = fields[1].uppercased() == "TRUE"
-            if domain.hasPrefix(".") { domain.removeFirst() }
-            guard !domain.isEmpty, !fields[5].isEmpty else {
-                throw SesameError(.cookieJarInvalid, "\(source):\(index + 1): a cookie needs a domain and a name")
-            }
-            let cookie = Cookie(
-                name: fields[5],
-                value: fields.count == 7 ? fields[6] : "",
+        }
+        return (cookies, problems)
+    }
+
+    private enum Line {
+        case cookie(Cookie)
+        case skip
+        case problem(String)
+    }
+
+    private static func parseLine(_ rawLine: Substring, index: Int, now: Date) -> Line {
+        var line = rawLine
+        if line.hasSuffix("\r") { line.removeLast() }
+        var httpOnly = false
+        if line.hasPrefix("#HttpOnly_") {
+            httpOnly = true
+            line.removeFirst("#HttpOnly_".count)
+        } else if line.hasPrefix("#") || line.allSatisfy({ $0 == " " || $0 == "\t" }) {
+            return .skip
+        }
+        let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+        guard fields.count == 7 || fields.count == 6 else {
+            return .problem("expected 7 tab-separated fields, found \(fields.count)")
+        }
+        guard let expiry = Int64(fields[4]), let includesSubdomains = flag(fields[1]), let secure = flag(fields[3]),
+            fields[2].hasPrefix("/")
+        else {
+            return .problem("the flags, path or expiry are not in the Netscape format")
+        }
+        var domain = fields[0].lowercased()
+        if domain.hasPrefix(".") { domain.removeFirst() }
+        guard !domain.isEmpty, !fields[5].isEmpty else { return .problem("a cookie needs a domain and a name") }
+        guard !fields.contains(where: { hasControlCharacter(String($0)) }) else {
+            return .problem("a field holds a control character")
+        }
+        return .cookie(
+            Cookie(
+                name: String(fields[5]),
+                value: fields.count == 7 ? String(fields[6]) : "",
                 domain: domain,
                 isHostOnly: !includesSubdomains,
-                path: fields[2],
+                path: String(fields[2]),
                 expires: expiry == 0 ? nil : Date(timeIntervalSince1970: TimeInterval(expiry)),
-                isSecure: fields[3].uppercased() == "TRUE",
+                isSecure: secure,
                 isHTTPOnly: httpOnly,
                 created: now.addingTimeInterval(Double(index) / 1000)
             )
-            if !cookie.isExpired(at: now) { cookies.append(cookie) }
-        }
-        return cookies
+        )
+    }
+
+    private static func flag(_ field: Substring) -> Bool? {
+        if field.caseInsensitiveEquals("TRUE") { return true }
+        if field.caseInsensitiveEquals("FALSE") { return false }
+        return nil
     }
 }

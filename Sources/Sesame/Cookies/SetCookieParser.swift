@@ -10,6 +10,9 @@ enum SetCookieParser {
     /// plain http). Expired cookies are returned (they delete their stored namesake).
     static func cookie(from field: String, for url: URL, at now: Date = Date()) -> Cookie? {
         guard let rawHost = url.host(percentEncoded: false), let scheme = url.scheme?.lowercased() else { return nil }
+        // RFC 6265bis section 5.7: a field with a control character (other than a tab between its
+        // parts) is ignored whole.
+        guard !field.utf8.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) else { return nil }
         let host = CookieRules.canonicalHost(rawHost)
         var parts = field.split(separator: ";", omittingEmptySubsequences: false).map(String.init)
         guard !parts.isEmpty else { return nil }
@@ -20,8 +23,10 @@ enum SetCookieParser {
         if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
             value = String(value.dropFirst().dropLast())
         }
+        // A tab inside a name or value is refused too: no cookie file could hold it (a tab
+        // separates its fields), and Sesame stores only what it can write back.
         guard !name.isEmpty, name.utf8.count + value.utf8.count <= maximumSize,
-            !(name + value).unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7F })
+            !name.utf8.contains(0x09), !value.utf8.contains(0x09)
         else { return nil }
 
         var expires: Date?
@@ -51,12 +56,13 @@ enum SetCookieParser {
                 maxAge = seconds <= 0 ? .distantPast : now.addingTimeInterval(TimeInterval(min(seconds, 400 * 86_400)))
             case "domain":
                 guard !attributeValue.isEmpty else { continue }
-                var domain = attributeValue.lowercased()
+                // A Domain that is no DNS name (a label too long to encode) is a cookie to ignore.
+                guard var domain = Punycode.asciiDomain(attributeValue) else { return nil }
                 if domain.hasPrefix(".") { domain.removeFirst() }
                 if domain.hasSuffix(".") { domain.removeLast() }
                 domainAttribute = domain
             case "path":
-                path = attributeValue.hasPrefix("/") ? attributeValue : nil
+                path = attributeValue.hasPrefix("/") && !attributeValue.utf8.contains(0x09) ? attributeValue : nil
             case "secure":
                 secure = true
             case "httponly":

@@ -17,8 +17,11 @@ enum PublicSuffixList {
         var rules = Rules()
         guard let bytes = try? PosixFile.read(path) else { return rules }
         for line in String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline) {
-            let rule = line.prefix { !$0.isWhitespace }.lowercased()
-            if rule.isEmpty || rule.hasPrefix("//") { continue }
+            let written = line.prefix { !$0.isWhitespace }
+            if written.isEmpty || written.hasPrefix("//") { continue }
+            // The list writes internationalised rules in Unicode; they are kept as A-labels, the
+            // one form every name is compared in.
+            guard let rule = Punycode.asciiDomain(String(written)) else { continue }
             if rule.hasPrefix("!") {
                 rules.exceptions.insert(String(rule.dropFirst()))
             } else if rule.hasPrefix("*.") {
@@ -30,10 +33,11 @@ enum PublicSuffixList {
         return rules
     }()
 
-    /// True when `name` (lowercase, no trailing dot; IDNs in their `xn--` form) is itself a public
-    /// suffix, so a certificate for `*.name` would cover names of unrelated owners.
+    /// True when `name` (no trailing dot; internationalised labels as Unicode or as `xn--`
+    /// A-labels, either) is itself a public suffix, so a certificate for `*.name` or a cookie for
+    /// `Domain=name` would cover names of unrelated owners.
     static func isPublicSuffix(_ name: String) -> Bool {
-        let name = name.lowercased()
+        guard let name = Punycode.asciiDomain(name) else { return true }  // not a DNS name: refuse
         if !name.contains(".") { return true }
         if rules.exceptions.contains(name) { return false }
         if rules.exact.contains(name) { return true }

@@ -31,8 +31,10 @@ enum FetchCommand {
             Output.error("\(error)")
             return .clientCertificate
         } catch let error as SesameError {
+            // Setting up reads files (certificates, keys, cookie and credential stores): their
+            // errors are the user's input, never the server's.
             Output.error("\(error)")
-            return ExitCode(error) == .usage ? .usage : .serverTrust
+            return ExitCode(setUpError: error)
         } catch {
             Output.error("\(error)")
             return .usage

@@ -21,7 +21,10 @@ struct FetchCookies {
             if cookie.contains("=") {
                 literal = cookie
             } else if FileManager.default.fileExists(atPath: cookie) {
-                try store.load(netscapeFile: URL(fileURLWithPath: cookie))
+                // As curl: lines that are not cookies are skipped; each is named.
+                for problem in try store.load(netscapeFile: URL(fileURLWithPath: cookie)) {
+                    Output.error("warning: skipped a line of the cookie file: \(problem)")
+                }
             }  // as curl: a file that does not exist yet just turns the cookie engine on
         }
         self.store = store

@@ -100,10 +100,71 @@ import Testing
         #expect(loaded.cookieHeader(for: URL(string: "https://www.example.test/docs/")!) != nil)  // safe: literal
         let broken = FileManager.default.temporaryDirectory.appendingPathComponent("broken-\(UUID().uuidString).txt")
         defer { try? FileManager.default.removeItem(at: broken) }
-        try Data("example.test\tTRUE\t/\n".utf8).write(to: broken)
-        let error = #expect(throws: SesameError.self) { try CookieStore().load(netscapeFile: broken) }
-        #expect(error?.code == .cookieJarInvalid)
-        #expect(error?.detail.contains(":1:") == true)
+        // As curl: a line that is not a cookie is skipped and named; the others are kept.
+        try Data("example.test\tTRUE\t/\nexample.test\tFALSE\t/\tFALSE\t0\tkept\tyes\n".utf8).write(to: broken)
+        let partial = CookieStore()
+        let problems = try partial.load(netscapeFile: broken)
+        #expect(problems.map(\.line) == [1])
+        #expect(problems.first?.description.hasPrefix("\(broken.path):1: expected 7") == true)
+        #expect(partial.allCookies.map(\.name) == ["kept"])
+        let missing = #expect(throws: SesameError.self) {
+            try CookieStore().load(netscapeFile: broken.appendingPathExtension("missing"))
+        }
+        #expect(missing?.code == .fileUnreadable)
+    }
+
+    @Test func aServerCannotPutAFieldSeparatorIntoTheJar() throws {
+        #expect(cookie("a=x\ty") == nil, "a tab inside a value")
+        #expect(cookie("a\tb=1") == nil, "a tab inside a name")
+        #expect(cookie("a=1; Path=/x\ty")?.path == "/docs", "a path with a tab is ignored")
+        #expect(cookie("a=1\r\nSet-Cookie: b=2") == nil)
+        #expect(cookie("a=1;\tPath=/")?.path == "/", "a tab as white space between attributes is fine")
+        // A cookie stored through the API with a control character is left out of the file.
+        let store = CookieStore()
+        store.set(Cookie(name: "bad", value: "x\ty", domain: "example.test"))
+        store.set(Cookie(name: "good", value: "1", domain: "example.test"))
+        let file = try ScratchFolder.make("jar").appendingPathComponent("jar.txt")
+        try store.save(netscapeFile: file)
+        let loaded = CookieStore()
+        #expect(try loaded.load(netscapeFile: file).isEmpty)
+        #expect(loaded.allCookies.map(\.name) == ["good"])
+    }
+
+    @Test func aLineWithAControlCharacterIsSkipped() throws {
+        let (cookies, problems) = CookieStore.parseNetscape(
+            "example.test\tFALSE\t/\tFALSE\t0\ta\tone\u{1}\nexample.test\tFALSE\t/\tFALSE\t0\tb\t2\n",
+            source: "jar"
+        )
+        #expect(cookies.map(\.name) == ["b"])
+        #expect(problems.map(\.description) == ["jar:1: a field holds a control character"])
+    }
+
+    @Test func aPublicSuffixIsRefusedInEitherForm() throws {
+        // 公司.cn is in the list in Unicode; servers write it as an A-label.
+        #expect(Punycode.asciiDomain("公司.cn") == "xn--55qx5d.cn")
+        #expect(Punycode.asciiDomain("Bücher.Example") == "xn--bcher-kva.example")  // RFC 3492's sample
+        #expect(Punycode.asciiDomain("例え.テスト") == "xn--r8jz45g.xn--zckzah")
+        #expect(PublicSuffixList.isPublicSuffix("xn--55qx5d.cn"))
+        #expect(PublicSuffixList.isPublicSuffix("公司.cn"))
+        #expect(!PublicSuffixList.isPublicSuffix("example.xn--55qx5d.cn"))
+        let site = URL(string: "https://shop.xn--55qx5d.cn/")!  // safe: literal
+        #expect(cookie("a=1; Domain=xn--55qx5d.cn", for: site) == nil)
+        #expect(cookie("a=1; Domain=公司.cn", for: site) == nil)
+        #expect(cookie("a=1; Domain=shop.xn--55qx5d.cn", for: site)?.isHostOnly == false)
+    }
+
+    @Test func aLargeCookieFileLoadsInOnePass() throws {
+        // 100,000 lines over 2,000 domains: every line is read, the store keeps its bounds.
+        var text = "# Netscape HTTP Cookie File\n"
+        for index in 0..<100_000 {
+            text += "site\(index % 2_000).test\tFALSE\t/\tFALSE\t0\tc\(index)\tv\n"
+        }
+        let file = try ScratchFolder.make("jar").appendingPathComponent("big.txt")
+        try Data(text.utf8).write(to: file)
+        let store = CookieStore()
+        #expect(try store.load(netscapeFile: file).isEmpty)
+        #expect(store.allCookies.count == CookieStore.maximumTotal)
+        #expect(store.cookies(for: URL(string: "http://site7.test/")!).count <= CookieStore.maximumPerDomain)  // safe: literal
     }
 
     @Test func sessionsKeepAndSendCookiesButNeverToAnotherHost() async throws {
