@@ -26,6 +26,8 @@ struct CredentialFileStore: Sendable {
 
     let path: String
     var lockPath: String { path + ".lock" }
+    /// The folder the store, its lock and its temporary files are in.
+    var folder: String { (path as NSString).deletingLastPathComponent }
 
     /// The default location: `$XDG_DATA_HOME/sesame/credentials.json`, else
     /// `~/.local/share/sesame/credentials.json`.
@@ -42,6 +44,7 @@ struct CredentialFileStore: Sendable {
     func read() throws(SesameError) -> [Entry] {
         let bytes: [UInt8]?
         do {
+            try PosixFile.requirePrivateFolder(folder)
             bytes = try PosixFile.read(path)
         } catch {
             throw SesameError(.credentialStoreFailed, "credential store \(error.description)")
@@ -54,7 +57,8 @@ struct CredentialFileStore: Sendable {
     @discardableResult
     func modify(_ change: (inout [Entry]) throws -> Void) throws -> [Entry] {
         do {
-            try PosixFile.makeDirectories((path as NSString).deletingLastPathComponent, mode: 0o700)
+            try PosixFile.makeDirectories(folder, mode: 0o700)
+            try PosixFile.requirePrivateFolder(folder)
             let lock = try FileLock(path: lockPath)
             var entries = try read()
             try change(&entries)

@@ -67,6 +67,34 @@ enum PosixFile {
         }
     }
 
+    /// Refuses a folder for private files (credentials) that someone else could change: one
+    /// writable by its group or by others (they could replace or plant the files in it), or owned
+    /// by another user than this process's or root. A folder that does not exist passes.
+    static func requirePrivateFolder(_ path: String) throws(PosixFileError) {
+        let folder = path.isEmpty ? "." : path
+        var status = stat()
+        guard stat(folder, &status) == 0 else {
+            if errno == ENOENT { return }
+            throw PosixFileError(operation: "check folder", path: folder, code: errno)
+        }
+        if status.st_mode & (S_IWGRP | S_IWOTH) != 0 {
+            let mode = String(status.st_mode & 0o7777, radix: 8)
+            throw PosixFileError(
+                operation: "check folder",
+                path: folder,
+                reason:
+                    "it is writable by \(status.st_mode & S_IWOTH != 0 ? "every user" : "its group") (mode \(mode)), so others could replace the credentials in it; use a folder only its owner can write (chmod go-w)"
+            )
+        }
+        if status.st_uid != geteuid() && status.st_uid != 0 {
+            throw PosixFileError(
+                operation: "check folder",
+                path: folder,
+                reason: "it belongs to another user (uid \(status.st_uid)), who could replace the credentials in it"
+            )
+        }
+    }
+
     /// Creates `path` and its missing parents with `mode` (existing directories are left alone).
     static func makeDirectories(_ path: String, mode: mode_t) throws(PosixFileError) {
         var built = path.hasPrefix("/") ? "" : "."
@@ -79,13 +107,23 @@ enum PosixFile {
     }
 }
 
-/// A failed system call on a file.
+/// A failed system call on a file, or a file refused for what it is.
 struct PosixFileError: Error {
     let operation: String
     let path: String
-    let code: Int32
+    let reason: String
 
-    var description: String { "\(operation) '\(path)': \(errnoText(code))" }
+    init(operation: String, path: String, code: Int32) {
+        self.init(operation: operation, path: path, reason: errnoText(code))
+    }
+
+    init(operation: String, path: String, reason: String) {
+        self.operation = operation
+        self.path = path
+        self.reason = reason
+    }
+
+    var description: String { "\(operation) '\(path)': \(reason)" }
 }
 
 /// An exclusive advisory lock (`flock`) on a lock file, held until ``unlock()``. Several processes
@@ -93,9 +131,27 @@ struct PosixFileError: Error {
 struct FileLock: ~Copyable {
     private let fd: Int32
 
+    /// Opens (creating it when missing) and locks `path`. A symbolic link there is refused, not
+    /// followed: whoever could plant it would otherwise choose what file Sesame creates; so is
+    /// anything but a regular file.
     init(path: String) throws(PosixFileError) {
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw PosixFileError(operation: "open lock file", path: path, code: errno) }
+        let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            let code = errno
+            if code == ELOOP {
+                throw PosixFileError(
+                    operation: "open lock file",
+                    path: path,
+                    reason: "it is a symbolic link (not followed)"
+                )
+            }
+            throw PosixFileError(operation: "open lock file", path: path, code: code)
+        }
+        var status = stat()
+        guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            throw PosixFileError(operation: "open lock file", path: path, reason: "it is not a regular file")
+        }
         while flock(fd, LOCK_EX) != 0 {
             guard errno == EINTR else {
                 let code = errno

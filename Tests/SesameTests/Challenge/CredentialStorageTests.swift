@@ -107,6 +107,52 @@ let apiSpace = ProtectionSpace(
         #expect(try first.credentials(for: apiSpace).isEmpty)
     }
 
+    @Test func aSymlinkedLockIsRefusedAndItsTargetNeverCreated() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("credentials.json")
+        let target = directory.appendingPathComponent("planted-by-someone-else")
+        #expect(symlink(target.path, file.path + ".lock") == 0)
+        let error = #expect(throws: SesameError.self) {
+            try CredentialStorage(fileURL: file).setDefaultCredential(
+                Credential(user: "ada", password: "x", persistence: .permanent),
+                for: apiSpace
+            )
+        }
+        #expect(error?.code == .credentialStoreFailed)
+        #expect(error?.description.contains("symbolic link") == true, "\(String(describing: error))")
+        #expect(!FileManager.default.fileExists(atPath: target.path))
+        #expect(!FileManager.default.fileExists(atPath: file.path))
+    }
+
+    @Test(arguments: [0o777, 0o775, 0o1777])
+    func aStoreInAFolderOthersCanWriteIsRefused(mode: Int) throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = directory.appendingPathComponent("shared")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        #expect(chmod(folder.path, mode_t(mode)) == 0)
+        let storage = CredentialStorage(fileURL: folder.appendingPathComponent("credentials.json"))
+        for attempt in ["write", "read"] {
+            let error = #expect(throws: SesameError.self, "\(attempt)") {
+                if attempt == "write" {
+                    try storage.setDefaultCredential(
+                        Credential(user: "ada", password: "x", persistence: .permanent),
+                        for: apiSpace
+                    )
+                } else {
+                    _ = try storage.credentials(for: apiSpace)
+                }
+            }
+            #expect(error?.code == .credentialStoreFailed)
+            #expect(error?.description.contains("writable by") == true, "\(String(describing: error))")
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("credentials.json").path))
+        // The same folder made private again is fine.
+        #expect(chmod(folder.path, 0o700) == 0)
+        try storage.setDefaultCredential(Credential(user: "ada", password: "x", persistence: .permanent), for: apiSpace)
+    }
+
     @Test(arguments: [
         "not json at all",
         "{\"format\": \"sesame-credential-store\", \"version\": 1, \"entries\": [{\"user\": 3}]}",
