@@ -37,7 +37,12 @@ enum Usage {
           -b, --cookie DATA|FILE     send 'name=value; ...' or cookies from a Netscape cookie
                                      file, and turn cookies on (off without -b or -c)
           -c, --cookie-jar FILE      write every cookie to FILE (Netscape format) at the end
-          -o, --output FILE          write the body to FILE (appears only when complete; '-' is stdout)
+          -o, --output FILE          write the body to FILE, opened as curl does (created or
+                                     truncated at the first byte, written through a link or to a
+                                     device such as /dev/null; '-' is stdout)
+              --atomic               with -o: write beside FILE and rename over it only when the
+                                     transfer succeeded (a regular or new FILE only)
+              --remove-on-error      with -o: remove a partly written FILE when the transfer fails
           -i, --include              print the response head before the body
           -v, --verbose              '*' lines on stderr for connection, TLS (version, cipher, peer
                                      certificate, trust result), '>' request and '<' response heads

@@ -87,4 +87,62 @@ import Testing
         let missing = try await sesame(["--cacert", jar + ".missing", origin.baseURL + "/"])
         #expect(missing.status == 1, "\(missing.stderr)")
     }
+
+    /// Answers /ok with 100 bytes, and /broken with a head promising 100 and 10 before closing.
+    func downloadServer() throws -> LocalServer {
+        try server { request in
+            request.target == "/ok"
+                ? .bytes([UInt8](repeating: 0x41, count: 100))
+                : .raw("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789", thenClose: true)
+        }
+    }
+
+    @Test func outputIsWrittenThroughALinkAndIntoADevice() async throws {
+        let origin = try downloadServer()
+        defer { origin.shutdown() }
+        let folder = try ScratchFolder.make("hostile")
+        let target = folder.appendingPathComponent("target").path
+        let link = folder.appendingPathComponent("link").path
+        #expect(symlink(target, link) == 0)
+        let run = try await sesame(["-o", link, origin.baseURL + "/ok"])
+        #expect(run.status == 0, "\(run.stderr)")
+        var status = stat()
+        #expect(lstat(link, &status) == 0 && status.st_mode & S_IFMT == S_IFLNK, "the link is still a link")
+        #expect(readText(target) == String(repeating: "A", count: 100))
+        let null = try await sesame(["-o", "/dev/null", origin.baseURL + "/ok"])
+        #expect(null.status == 0, "\(null.stderr)")
+        #expect(stat("/dev/null", &status) == 0 && status.st_mode & S_IFMT == S_IFCHR, "/dev/null is still a device")
+    }
+
+    @Test func aFailedTransferLeavesAnAtomicTargetAsItWas() async throws {
+        let origin = try downloadServer()
+        defer { origin.shutdown() }
+        let file = try scratchFile("kept.txt", "old contents")
+        let atomic = try await sesame(["--atomic", "-o", file, origin.baseURL + "/broken"])
+        #expect(atomic.status != 0)
+        #expect(readText(file) == "old contents")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: (file as NSString).deletingLastPathComponent) == [
+                "kept.txt"
+            ]
+        )
+        let replaced = try await sesame(["--atomic", "-o", file, origin.baseURL + "/ok"])
+        #expect(replaced.status == 0, "\(replaced.stderr)")
+        #expect(readText(file) == String(repeating: "A", count: 100))
+        // Without --atomic, as curl: what arrived is kept; --remove-on-error removes it.
+        let partial = try await sesame(["-o", file, origin.baseURL + "/broken"])
+        #expect(partial.status != 0)
+        #expect(readText(file) == "0123456789")
+        let removed = try await sesame(["--remove-on-error", "-o", file, origin.baseURL + "/broken"])
+        #expect(removed.status != 0)
+        #expect(!FileManager.default.fileExists(atPath: file))
+    }
+
+    @Test func aTransferThatNeverStartsLeavesTheFileUntouched() async throws {
+        let file = try scratchFile("untouched.txt", "old contents")
+        let port = LoopbackPort.unused()
+        let run = try await sesame(["-o", file, "http://127.0.0.1:\(port)/"])
+        #expect(run.status == 3, "\(run.stderr)")
+        #expect(readText(file) == "old contents")
+    }
 }

@@ -72,47 +72,125 @@ final class FetchDelegate: SessionTaskDelegate, @unchecked Sendable {
     }
 }
 
-/// Where the body goes: standard output, or a file that appears only when the transfer succeeded.
+/// Where the body goes: standard output, or `-o FILE`.
+///
+/// As curl does, `FILE` is opened when the first byte arrives (a transfer that fails before
+/// leaves it untouched) and written through: created or truncated, a symbolic link's target, a
+/// device such as `/dev/null` or a FIFO receive the bytes; nothing is renamed over them. With
+/// `--atomic`, a regular file (or a new one) is written beside `FILE` and renamed over it only
+/// when the transfer succeeded. `--remove-on-error` removes a partly written regular file.
 final class BodySink: @unchecked Sendable {
     // @unchecked: written by one task at a time (the fetch's delegate), then committed once.
-    private let handle: FileHandle
-    private let temporary: String?
-    private let destination: String?
+    private enum Target {
+        case standardOutput
+        case file(path: String)
+        case atomic(temporary: String, destination: String)
+    }
+
+    private let target: Target
+    private let removesOnError: Bool
+    private var fd: Int32 = -1
+    private var failure: String?
 
     init(options: FetchOptions) throws {
+        removesOnError = options.removeOnError
         guard let output = options.output, output != "-" else {
-            handle = FileHandle.standardOutput
-            temporary = nil
-            destination = nil
+            target = .standardOutput
+            fd = STDOUT_FILENO
+            return
+        }
+        guard options.atomicOutput, Self.isRegularOrMissing(output) else {
+            target = .file(path: output)
             return
         }
         let directory = (output as NSString).deletingLastPathComponent
         let name = (output as NSString).lastPathComponent
         let temporary = ((directory.isEmpty ? "." : directory) as NSString)
             .appendingPathComponent(".\(name).sesame-\(UUID().uuidString)")
-        guard FileManager.default.createFile(atPath: temporary, contents: nil),
-            let handle = FileHandle(forWritingAtPath: temporary)
-        else { throw CommandError("cannot write '\(output)': \(String(cString: strerror(errno)))") }
-        self.handle = handle
-        self.temporary = temporary
-        self.destination = output
+        target = .atomic(temporary: temporary, destination: output)
     }
 
-    func write(_ bytes: [UInt8]) { handle.write(Data(bytes)) }
+    /// A regular file that is not a symbolic link, or nothing yet: what `--atomic` may replace.
+    private static func isRegularOrMissing(_ path: String) -> Bool {
+        var status = stat()
+        guard lstat(path, &status) == 0 else { return errno == ENOENT }
+        return status.st_mode & S_IFMT == S_IFREG
+    }
 
-    /// Moves a file download into place.
-    func commit() throws {
-        guard let temporary, let destination else { return }
-        try handle.close()
-        guard rename(temporary, destination) == 0 else {
-            throw CommandError("cannot write '\(destination)': \(String(cString: strerror(errno)))")
+    func write(_ bytes: [UInt8]) {
+        guard failure == nil, !bytes.isEmpty, open() else { return }
+        var written = 0
+        while written < bytes.count {
+            let count = bytes.withUnsafeBytes {
+                Foundation.write(fd, $0.baseAddress.map { $0 + written }, bytes.count - written)
+            }
+            if count < 0 {
+                if errno == EINTR { continue }
+                failure = "cannot write '\(path)': \(String(cString: strerror(errno)))"
+                return
+            }
+            written += count
         }
     }
 
-    /// Drops a partial file download.
+    /// Makes sure the output is open; false (with `failure` set) when it cannot be.
+    private func open() -> Bool {
+        if fd >= 0 { return true }
+        let (path, flags): (String, Int32) =
+            switch target {
+            case .standardOutput: ("-", 0)
+            case .file(let path): (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC)
+            case .atomic(let temporary, _): (temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC)
+            }
+        fd = Foundation.open(path, flags, 0o666)
+        if fd < 0 {
+            failure = "cannot write '\(self.path)': \(String(cString: strerror(errno)))"
+            return false
+        }
+        return true
+    }
+
+    /// What the user named.
+    private var path: String {
+        switch target {
+        case .standardOutput: "-"
+        case .file(let path): path
+        case .atomic(_, let destination): destination
+        }
+    }
+
+    /// The transfer succeeded: an empty body still makes its (empty) file; `--atomic` moves the
+    /// file into place.
+    func commit() throws {
+        _ = open()
+        if let failure { throw CommandError(failure) }
+        guard case .atomic(let temporary, let destination) = target else { return }
+        closeFile()
+        guard rename(temporary, destination) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            throw CommandError("cannot write '\(destination)': \(reason)")
+        }
+    }
+
+    /// The transfer failed: an `--atomic` file is dropped, a partly written one is removed with
+    /// `--remove-on-error` when it is a regular file, and otherwise kept, as curl keeps it.
     func discard() {
-        guard let temporary else { return }
-        try? handle.close()
-        unlink(temporary)
+        let opened = fd >= 0
+        closeFile()
+        switch target {
+        case .standardOutput:
+            break
+        case .atomic(let temporary, _):
+            if opened { unlink(temporary) }
+        case .file(let path):
+            var status = stat()
+            if opened, removesOnError, lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG { unlink(path) }
+        }
+    }
+
+    private func closeFile() {
+        if fd >= 0, fd != STDOUT_FILENO { close(fd) }
+        if fd != STDOUT_FILENO { fd = -1 }
     }
 }

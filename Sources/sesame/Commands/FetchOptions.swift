@@ -15,6 +15,8 @@ struct FetchOptions {
     var cookie: String?
     var cookieJar: String?
     var output: String?
+    var atomicOutput = false
+    var removeOnError = false
     var includeHead = false
     var verbose = false
     var silent = false
@@ -64,7 +66,7 @@ struct FetchOptions {
             "-i", "--include", "-v", "--verbose", "-s", "--silent", "-S", "--show-error", "-L", "--location", "-k",
             "--insecure", "-f", "--fail", "--basic", "--digest", "--anyauth", "-n", "--netrc", "--save-credentials",
             "--no-validate-domain", "--anchors-only", "--cert-status", "--proxy-basic", "--proxy-digest",
-            "--proxy-anyauth",
+            "--proxy-anyauth", "--atomic", "--remove-on-error",
         ]
     )
 
@@ -152,6 +154,8 @@ struct FetchOptions {
             case .option(let name, nil):
                 switch name {
                 case "-i", "--include": options.includeHead = true
+                case "--atomic": options.atomicOutput = true
+                case "--remove-on-error": options.removeOnError = true
                 case "-v", "--verbose": options.verbose = true
                 case "-s", "--silent": options.silent = true
                 case "-S", "--show-error": options.showError = true
