@@ -47,14 +47,32 @@ final class Inflater {
         initialized = true
     }
 
-    /// Decodes the next piece of the body.
-    func inflate(_ input: [UInt8]) throws -> [UInt8] {
-        guard !input.isEmpty else { return [] }
-        var output: [UInt8] = []
-        var remaining = input[...]
+    /// Compressed bytes taken but not yet decoded.
+    private var pending: [UInt8] = []
+    private var pendingOffset = 0
+    /// The last call filled its output: zlib may hold more output without more input.
+    private var outputWasFull = false
+
+    /// True when every byte fed so far has been decoded and handed out: the next piece needs
+    /// more input.
+    var needsInput: Bool { pendingOffset == pending.count && !outputWasFull }
+
+    /// Takes the next compressed bytes of the body. Call only when ``needsInput``: the decoder
+    /// holds at most one read's worth of input.
+    func feed(_ input: [UInt8]) {
+        assert(needsInput, "fed before the last input was decoded")
+        pending = input
+        pendingOffset = 0
+    }
+
+    /// The next decoded piece, at most 64 KiB, or nil when the input fed so far is used up.
+    /// However much one read's bytes expand to, they are handed out piece by piece: what the
+    /// consumer holds at once stays within a few such pieces (a decompression bomb streams, it
+    /// does not grow in memory).
+    func nextPiece() throws -> [UInt8]? {
         while true {
             if isFinished {
-                guard !remaining.isEmpty else { break }
+                guard pendingOffset < pending.count else { return nil }
                 // gzip allows several members back to back; anything else after the end is an error.
                 guard coding == .gzip else {
                     throw SesameError(.protocolError, "data after the end of the \(coding) body")
@@ -62,32 +80,36 @@ final class Inflater {
                 try start(windowBits: 15 + 16)
                 isFinished = false
             }
-            let (result, progressed, outputFull) = try step(&remaining, into: &output)
+            guard !needsInput else { return nil }
+            let before = pending.count - pendingOffset
+            let (result, piece, restarted) = try step()
             if result == Z_STREAM_END {
                 isFinished = true
-                continue
+                outputWasFull = false
             }
-            if (remaining.isEmpty && !outputFull) || !progressed { break }
+            if !piece.isEmpty { return piece }
+            // Input there, room for output, and zlib took nothing and gave nothing: it never will.
+            if before > 0, pending.count - pendingOffset == before, !restarted, !isFinished {
+                throw SesameError(.protocolError, "the \(coding) body is corrupt (decoding made no progress)")
+            }
         }
-        return output
     }
 
-    /// Runs one inflate call over `input`; appends what it produced.
-    private func step(
-        _ input: inout ArraySlice<UInt8>,
-        into output: inout [UInt8]
-    ) throws -> (result: Int32, progressed: Bool, outputFull: Bool) {
+    /// Runs one inflate call over the pending input; returns what it produced.
+    private func step() throws -> (result: Int32, piece: [UInt8], restarted: Bool) {
         // Room for what this input is likely to expand to (up to 64 KiB a call; more output
         // means another call), left uninitialized: zlib writes it, and only what it wrote is kept.
-        let room = min(Self.largestStep, max(Self.smallestStep, input.count * 8))
-        let before = input.count
+        let remaining = pending.count - pendingOffset
+        let room = outputWasFull ? Self.largestStep : min(Self.largestStep, max(Self.smallestStep, remaining * 8))
         var result: Int32 = Z_OK
         var left = 0
         var full = false
-        let chunk = input.withUnsafeBytes { raw in
+        let offset = pendingOffset
+        let chunk = pending.withUnsafeBytes { raw in
             [UInt8](unsafeUninitializedCapacity: room) { out, made in
-                stream.pointee.next_in = UnsafeMutablePointer(mutating: raw.bindMemory(to: Bytef.self).baseAddress)
-                stream.pointee.avail_in = UInt32(raw.count)
+                let input = raw.bindMemory(to: Bytef.self).baseAddress.map { $0 + offset }
+                stream.pointee.next_in = UnsafeMutablePointer(mutating: input)
+                stream.pointee.avail_in = UInt32(remaining)
                 stream.pointee.next_out = out.baseAddress
                 stream.pointee.avail_out = UInt32(out.count)
                 result = CZlib.inflate(stream, Z_NO_FLUSH)
@@ -100,12 +122,12 @@ final class Inflater {
                 stream.pointee.avail_out = 0
             }
         }
-        let made = chunk.count
         if result == Z_DATA_ERROR && coding == .deflate && !triedRawDeflate && produced == 0 {
             // Some servers send raw deflate without the zlib wrapper RFC 9110 asks for.
             triedRawDeflate = true
             try start(windowBits: -15)
-            return (Z_OK, true, false)
+            outputWasFull = false
+            return (Z_OK, [], true)
         }
         switch result {
         case Z_OK, Z_STREAM_END, Z_BUF_ERROR:
@@ -116,13 +138,26 @@ final class Inflater {
             let message = stream.pointee.msg.map { String(cString: $0) } ?? "error \(result)"
             throw SesameError(.protocolError, "the \(coding) body is corrupt (\(message))")
         }
-        produced += made
+        produced += chunk.count
         guard produced <= limit else {
             throw SesameError(.protocolError, "the decoded body is larger than the \(limit)-byte limit")
         }
-        if output.isEmpty { output = chunk } else { output += chunk }
-        input = input.suffix(left)
-        return (result, made > 0 || left < before, full)
+        pendingOffset = pending.count - left
+        outputWasFull = full
+        if pendingOffset == pending.count && !full {
+            pending = []
+            pendingOffset = 0
+        }
+        return (result, chunk, false)
+    }
+
+    /// Feeds `input` and returns everything it decodes to, for a caller that keeps the whole
+    /// output anyway (bounded by the limit).
+    func inflate(_ input: [UInt8]) throws -> [UInt8] {
+        feed(input)
+        var output: [UInt8] = []
+        while let piece = try nextPiece() { output += piece }
+        return output
     }
 
     /// The body ended: it must have reached the end of the compressed stream.

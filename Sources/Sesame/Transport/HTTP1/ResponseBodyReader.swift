@@ -126,14 +126,15 @@ final class ResponseBodyReader {
     func next() async throws -> [UInt8]? {
         do {
             while true {
+                // What the last read decodes to comes out a piece at a time, before the next read.
+                if let inflater, !inflater.needsInput, let piece = try inflater.nextPiece() { return piece }
                 if let event = events.first {
                     events.removeFirst()
                     switch event {
                     case .body(let bytes):
                         if let inflater {
-                            let decoded = try inflater.inflate(bytes)
-                            if decoded.isEmpty { continue }
-                            return decoded
+                            inflater.feed(bytes)
+                            continue
                         }
                         return bytes
                     case .end(_, let reusable):
