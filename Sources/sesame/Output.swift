@@ -50,8 +50,9 @@ enum Usage {
           -S, --show-error           print error messages even with -s
           -L, --location             follow redirects (credentials never go to another origin)
               --max-redirs N         at most N redirects with -L (default 50; -1 unlimited)
-              --connect-timeout S    seconds allowed for each TCP connection
-          -m, --max-time S           seconds allowed for the whole transfer
+              --connect-timeout S    seconds allowed for making each connection (resolving,
+                                     TCP and the TLS handshake)
+          -m, --max-time S           seconds allowed for the whole transfer, connecting included
               --cacert FILE          trust only the CA certificates in FILE (PEM or DER)
               --capath DIR           trust only the CA certificates in DIR
               --anchors FILE         trust the CA certificates in FILE as well as the system's

@@ -104,7 +104,7 @@ import Testing
         let nginx = try await NginxServer(pki: Self.pki)
         defer { nginx.stop() }
         let root = try writeRoot()
-        let store = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString).json")
+        let store = try ScratchFolder.make("store").appendingPathComponent("store.json")  // a private folder: /tmp is refused
             .path
         defer { try? FileManager.default.removeItem(atPath: store) }
         let url = "https://localhost:\(nginx.httpsPort)/basic/"
@@ -128,7 +128,7 @@ import Testing
     }
 
     @Test func twoProcessesWritingTheStoreAtOnceLoseNothing() async throws {
-        let store = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString).json")
+        let store = try ScratchFolder.make("store").appendingPathComponent("store.json")  // a private folder: /tmp is refused
             .path
         defer { try? FileManager.default.removeItem(atPath: store) }
         let perWriter = 20
@@ -159,7 +159,7 @@ import Testing
     }
 
     @Test func aCorruptStoreIsReportedByNameAndLeftAlone() async throws {
-        let store = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString).json")
+        let store = try ScratchFolder.make("store").appendingPathComponent("store.json")  // a private folder: /tmp is refused
             .path
         defer { try? FileManager.default.removeItem(atPath: store) }
         let garbage = "{\"format\": \"sesame-credential-store\", \"version\": 1, \"entries\": [tru"

@@ -145,4 +145,31 @@ import Testing
         #expect(run.status == 3, "\(run.stderr)")
         #expect(readText(file) == "old contents")
     }
+
+    /// Runs the CLI and tells how long it took.
+    func timed(_ arguments: [String]) async throws -> (CLIRun, Duration) {
+        let started = ContinuousClock.now
+        let run = try await sesame(arguments)
+        return (run, started.duration(to: .now))
+    }
+
+    @Test(arguments: [["--connect-timeout", "1"], ["-m", "1"]])
+    func aConnectThatNeverCompletesEndsAtTheDeadline(limit: [String]) async throws {
+        let stalled = try StalledListener(.neverAccepts)
+        defer { stalled.close() }
+        let (run, took) = try await timed(limit + ["http://127.0.0.1:\(stalled.port)/"])
+        #expect(run.status == 3, "\(run.stderr)")
+        #expect(took < .seconds(20), "ended after \(took); the limit is 1 s, the old fixed one 60 s")
+        #expect(run.stderr.contains("timed out"), "\(run.stderr)")
+    }
+
+    @Test(arguments: [["--connect-timeout", "1"], ["-m", "1"]])
+    func aStalledTLSHandshakeEndsAtTheDeadline(limit: [String]) async throws {
+        let stalled = try StalledListener(.acceptsAndSaysNothing)
+        defer { stalled.close() }
+        let (run, took) = try await timed(limit + ["https://127.0.0.1:\(stalled.port)/"])
+        #expect(run.status == 3, "\(run.stderr)")
+        #expect(took < .seconds(20), "ended after \(took); the limit is 1 s, the handshake's own 30 s")
+        #expect(run.stderr.contains(limit[0] == "-m" ? "resource timeout" : "TLS handshake"), "\(run.stderr)")
+    }
 }

@@ -3,7 +3,12 @@ import Foundation
 extension Session {
     /// Opens a connection for a pool key: straight to the origin, to a forwarding proxy, or
     /// through a `CONNECT` tunnel with TLS to the origin inside it.
-    func openConnection(_ origin: Origin, for task: SessionTask?) async throws -> Connection {
+    func openConnection(
+        _ origin: Origin,
+        for task: SessionTask?,
+        deadline: ContinuousClock.Instant? = nil
+    ) async throws -> Connection {
+        let connectTimeout = connectLimit(by: deadline)
         let peer: (host: String, port: Int, usesTLS: Bool)
         switch origin.route {
         case .direct:
@@ -12,17 +17,24 @@ extension Session {
             // TLS to an HTTPS proxy is trusted like any server: the proxy's name, the session's roots.
             peer = (proxy.host, proxy.port, proxy.isTLS)
         case .tunnel(let proxy):
-            return try await openTunnel(to: origin, through: proxy, for: task)
+            return try await openTunnel(to: origin, through: proxy, for: task, deadline: deadline)
         }
         return try await Connection.connect(
             host: peer.host,
             port: peer.port,
             tls: peer.usesTLS ? configuration.tls : nil,
             hooks: handshakeHooks,
-            connectTimeout: configuration.connectTimeout,
+            connectTimeout: connectTimeout,
             inlineWaitLimit: configuration.inlineWaitLimit,
             on: loop
         )
+    }
+
+    /// The time a new connection may take: the connect timeout, or what is left of the task's
+    /// deadline when that is sooner (never less than a millisecond, so the limit is the one that ends it).
+    func connectLimit(by deadline: ContinuousClock.Instant?) -> Duration {
+        guard let deadline else { return configuration.connectTimeout }
+        return max(.milliseconds(1), min(configuration.connectTimeout, ContinuousClock.now.duration(to: deadline)))
     }
 
     /// `CONNECT` through `proxy`, answering its 407s through the same resolver, delegates and
@@ -30,7 +42,8 @@ extension Session {
     private func openTunnel(
         to origin: Origin,
         through proxy: ProxyEndpoint,
-        for task: SessionTask?
+        for task: SessionTask?,
+        deadline: ContinuousClock.Instant?
     ) async throws
         -> Connection
     {
@@ -63,7 +76,7 @@ extension Session {
                 port: proxy.port,
                 tls: proxy.isTLS ? configuration.tls : nil,
                 hooks: handshakeHooks,
-                connectTimeout: configuration.connectTimeout,
+                connectTimeout: connectLimit(by: deadline),
                 inlineWaitLimit: configuration.inlineWaitLimit,
                 on: loop
             )
@@ -76,7 +89,8 @@ extension Session {
                     proxy: proxy,
                     proxyAuthorization: try attempt.map { try $0.authorizer.header(for: request, uri: authority).0 },
                     userAgent: configuration.defaultHeaders.first("User-Agent"),
-                    timeout: configuration.requestTimeout,
+                    timeout: deadline.map { min(configuration.requestTimeout, ContinuousClock.now.duration(to: $0)) }
+                        ?? configuration.requestTimeout,
                     observer: configuration.eventObserver
                 )
             } catch {

@@ -23,6 +23,11 @@ extension Session {
                 expecting: expecting,
                 sink: sink
             )
+        } catch let error as SesameError
+            where (error.code == .connectTimeout || error.code == .timeout) && ContinuousClock.now >= deadline
+        {
+            // The task's own deadline ended it, wherever it was (connecting, waiting, reading).
+            throw SesameError(.timeout, "the task did not finish within the resource timeout (\(error.detail))")
         } catch is CancellationError {
             throw SesameError(.cancelled, "the task was cancelled")
         } catch let error as SesameError where error.code == .cancelled && task.isCancelled {
@@ -324,7 +329,7 @@ extension Session {
         var attempt = 0
         while true {
             attempt += 1
-            let lease = try await pool.acquire(origin, for: task)
+            let lease = try await pool.acquire(origin, for: task, deadline: deadline)
             if let observer = configuration.eventObserver {
                 observer(
                     .connected(

@@ -2,12 +2,16 @@ import Foundation
 
 /// How a ``Session`` makes requests.
 public struct SessionConfiguration: Sendable {
-    /// Time allowed for each TCP connection.
+    /// Time allowed for making each connection: resolving the name, the TCP connection and the
+    /// TLS handshake (with the trust and client-certificate decisions it waits for) together, as
+    /// curl's `--connect-timeout`. Past it the task fails with ``SesameError/Code/connectTimeout``.
     public var connectTimeout: Duration = .seconds(60)
     /// Idle time allowed while waiting for the next bytes of a response (URLSession's
     /// `timeoutIntervalForRequest`); a request's own ``HTTPRequest/timeout`` overrides it.
     public var requestTimeout: Duration = .seconds(60)
-    /// Total time allowed for a task, redirects included (URLSession's `timeoutIntervalForResource`).
+    /// Total time allowed for a task, redirects included (URLSession's `timeoutIntervalForResource`,
+    /// curl's `--max-time`): one deadline over waiting for a connection, connecting, sending and
+    /// every read. Past it the task fails with ``SesameError/Code/timeout``.
     public var resourceTimeout: Duration = .seconds(7 * 24 * 3600)
     /// The most connections open to one scheme, host and port; further requests wait in order.
     public var maximumConnectionsPerHost = 6

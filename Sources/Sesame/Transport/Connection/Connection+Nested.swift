@@ -57,6 +57,7 @@ extension Connection {
                 let posted = loop.execute {
                     self.connectContinuation = continuation
                     self.phase = .connecting
+                    self.armEstablishTimer()
                     self.begin(on: Socket(takingOwnership: descriptor), addressDescription: addressDescription)
                 }
                 if !posted {

@@ -95,6 +95,7 @@ extension Connection {
         inboundOffset = 0
         connectContinuation = continuation
         phase = .handshaking
+        armEstablishTimer()
         armHandshakeTimer()
         driveHandshake()
         updateInterest()

@@ -193,6 +193,7 @@ extension Connection {
             return
         }
         cancelHandshakeTimer()
+        cancelEstablishTimer()
         phase = .established
         var alpn: UnsafePointer<UInt8>? = nil
         var alpnLength: UInt32 = 0

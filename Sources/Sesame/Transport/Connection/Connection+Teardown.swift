@@ -18,6 +18,24 @@ extension Connection {
         handshakeTimer = nil
     }
 
+    /// Connecting as a whole (TCP, then the TLS handshake and the decisions it waits for) ends at
+    /// ``connectTimeout`` from now; the handshake's own timeout, which stops while a delegate
+    /// decides, applies within it.
+    func armEstablishTimer() {
+        cancelEstablishTimer()
+        let limit = connectTimeout
+        establishTimer = loop.scheduleTimer(after: limit) { [weak self] in
+            guard let self else { return }
+            let stage = phase == .handshaking ? "the TLS handshake did not finish" : "no TCP connection"
+            fail(SesameError(.connectTimeout, "\(host):\(port): \(stage) within the connect timeout (\(limit))"))
+        }
+    }
+
+    func cancelEstablishTimer() {
+        if let establishTimer { loop.cancelTimer(establishTimer) }
+        establishTimer = nil
+    }
+
     /// Fails every waiting operation with `error` and releases the socket and the TLS session.
     func fail(_ error: SesameError) {
         assert(loop.inEventLoop)
@@ -26,6 +44,7 @@ extension Connection {
         phase = .closed
         knownClosedBox.store(true, ordering: .releasing)
         cancelHandshakeTimer()
+        cancelEstablishTimer()
         if let readWatchdog { loop.cancelTimer(readWatchdog.handle) }
         readWatchdog = nil
         connector?.cancel(error)

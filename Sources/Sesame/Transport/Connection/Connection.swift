@@ -52,6 +52,8 @@ public final class Connection: @unchecked Sendable {
     var connector: TCPConnector?
     var remoteAddress: SocketAddress?
     var handshakeTimer: TimerHandle?
+    /// Ends connecting (TCP and the TLS handshake, decisions included) at ``connectTimeout``.
+    var establishTimer: TimerHandle?
     /// When the waiting read times out, and its timeout (for the message).
     var readDeadline: (at: ContinuousClock.Instant, timeout: Duration)?
     /// The timer watching read deadlines (see `watchRead`).
@@ -157,7 +159,8 @@ public final class Connection: @unchecked Sendable {
     ///   - port: TCP port.
     ///   - tls: versions, ALPN, trust roots, handshake timeout; `nil` for plain TCP.
     ///   - hooks: the asynchronous decisions; default handling when a hook is `nil`.
-    ///   - connectTimeout: time allowed for the TCP connection (all resolved addresses together).
+    ///   - connectTimeout: time allowed for connecting as a whole: resolving the name, the TCP
+    ///     connection (all resolved addresses together) and the TLS handshake with its decisions.
     ///   - inlineWaitLimit: how long a task's thread may wait for a read's bytes itself, instead of
     ///     suspending until the loop delivers them (see ``SessionConfiguration/inlineWaitLimit``);
     ///     `.zero`: never.
@@ -175,15 +178,20 @@ public final class Connection: @unchecked Sendable {
         on loop: EventLoop = .shared
     ) async throws -> Connection {
         guard (1...65535).contains(port) else { throw SesameError(.invalidArgument, "port \(port) is out of range") }
-        let addresses = try await Resolver.resolve(host: host, port: port)
+        let started = ContinuousClock.now
+        let addresses = try await Resolver.resolve(host: host, port: port, timeout: connectTimeout)
         let context = try tls.map { try TLSContext.shared(for: $0) }
+        let left = connectTimeout - started.duration(to: .now)
+        guard left > .zero else {
+            throw SesameError(.connectTimeout, "\(host):\(port): not connected within \(connectTimeout)")
+        }
         let connection = Connection(
             host: host,
             port: port,
             tls: tls,
             hooks: hooks,
             context: context,
-            connectTimeout: connectTimeout,
+            connectTimeout: left,
             inlineWaitLimit: inlineWaitLimit,
             loop: loop
         )
@@ -290,6 +298,7 @@ public final class Connection: @unchecked Sendable {
         }
         connectContinuation = continuation
         phase = .connecting
+        armEstablishTimer()
         let connector = TCPConnector(loop: loop, host: "\(host):\(port)", addresses: addresses) { [self] result in
             self.connector = nil
             switch result {
@@ -335,6 +344,7 @@ public final class Connection: @unchecked Sendable {
         }
         guard usesTLS else {
             phase = .established
+            cancelEstablishTimer()
             connectContinuation?.resume()
             connectContinuation = nil
             return

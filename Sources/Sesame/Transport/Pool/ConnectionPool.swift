@@ -25,17 +25,18 @@ final class ConnectionPool: Sendable {
 
     private let machine: LockedValue<PoolStateMachine<Connection>>
     private let waiters = LockedValue(Waiters())
-    private let open: @Sendable (Origin, SessionTask?) async throws -> Connection
+    private let open: @Sendable (Origin, SessionTask?, ContinuousClock.Instant?) async throws -> Connection
     private let loop: EventLoop
     private let idleTimeout: Duration
 
     /// - Parameter open: makes a new connection to an origin (TCP, TLS for https, through its
-    ///   route's proxy) for a task (whose delegate a proxy's challenge goes to).
+    ///   route's proxy) for a task (whose delegate a proxy's challenge goes to), by the task's
+    ///   deadline if it has one.
     init(
         limit: Int,
         idleTimeout: Duration,
         loop: EventLoop,
-        open: @escaping @Sendable (Origin, SessionTask?) async throws -> Connection
+        open: @escaping @Sendable (Origin, SessionTask?, ContinuousClock.Instant?) async throws -> Connection
     ) {
         machine = LockedValue(PoolStateMachine(limit: limit, idleTimeout: idleTimeout))
         self.idleTimeout = idleTimeout
@@ -43,8 +44,13 @@ final class ConnectionPool: Sendable {
         self.open = open
     }
 
-    /// A connection to `origin`: an idle one, a new one, or the next one freed.
-    func acquire(_ origin: Origin, for task: SessionTask? = nil) async throws -> Lease {
+    /// A connection to `origin`: an idle one, a new one, or the next one freed, by `deadline`
+    /// (waiting for a freed one included; past it the wait ends with ``SesameError/Code/timeout``).
+    func acquire(
+        _ origin: Origin,
+        for task: SessionTask? = nil,
+        deadline: ContinuousClock.Instant? = nil
+    ) async throws -> Lease {
         let id = waiters.withLock { waiters -> Int in
             waiters.nextID += 1
             return waiters.nextID
@@ -59,8 +65,19 @@ final class ConnectionPool: Sendable {
         case .reuse(let connection):
             return Lease(connection: connection, origin: origin, isReused: true)
         case .connect:
-            return try await openConnection(origin, task)
+            return try await openConnection(origin, task, deadline)
         case .wait:
+            // The wait ends at the deadline as if cancelled, unless a connection came first.
+            // (A task of its own: waiting in the queue is the rare path, and loop timers are the loop's.)
+            let timer = deadline.map { deadline in
+                Task { [self] in
+                    guard (try? await Task.sleep(until: deadline, clock: .continuous)) != nil,
+                        machine.withLock({ $0.cancelWaiter(origin, id) })
+                    else { return }
+                    deliver(id, .failure(SesameError(.timeout, "no connection to \(origin) was free in time")))
+                }
+            }
+            defer { timer?.cancel() }
             let outcome = try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     let early = waiters.withLock { waiters -> Result<WaiterOutcome, any Error>? in
@@ -80,7 +97,7 @@ final class ConnectionPool: Sendable {
             }
             switch outcome {
             case .reuse(let connection): return Lease(connection: connection, origin: origin, isReused: true)
-            case .connect: return try await openConnection(origin, task)
+            case .connect: return try await openConnection(origin, task, deadline)
             }
         }
     }
@@ -106,9 +123,13 @@ final class ConnectionPool: Sendable {
         close(machine.withLock { $0.removeAllIdle() })
     }
 
-    private func openConnection(_ origin: Origin, _ task: SessionTask?) async throws -> Lease {
+    private func openConnection(
+        _ origin: Origin,
+        _ task: SessionTask?,
+        _ deadline: ContinuousClock.Instant?
+    ) async throws -> Lease {
         do {
-            let connection = try await open(origin, task)
+            let connection = try await open(origin, task, deadline)
             machine.withLock { $0.opened(origin) }
             return Lease(connection: connection, origin: origin, isReused: false)
         } catch {

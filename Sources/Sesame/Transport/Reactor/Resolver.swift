@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 /// Name resolution with `getaddrinfo`, off the event loop and off the Swift concurrency pool
 /// (it blocks), on a dispatch queue. IP literals are answered at once without a lookup.
@@ -7,15 +8,26 @@ enum Resolver {
     private static let queue = DispatchQueue(label: "sesame.resolver", attributes: .concurrent)
 
     /// The TCP addresses for `host`, IPv6 and IPv4 in the order the system prefers.
-    /// - Throws: ``SesameError/Code/nameResolutionFailed`` naming the host.
-    static func resolve(host: String, port: Int) async throws -> [SocketAddress] {
+    /// - Parameter timeout: how long to wait for the answer; `getaddrinfo` cannot be stopped, so
+    ///   a lookup still running then finishes on its own and its answer is dropped.
+    /// - Throws: ``SesameError/Code/nameResolutionFailed`` naming the host;
+    ///   ``SesameError/Code/connectTimeout`` when no answer came within `timeout`.
+    static func resolve(host: String, port: Int, timeout: Duration = .seconds(60)) async throws -> [SocketAddress] {
         let bare = IPAddressText.unbracketed(host)
         if IPAddressText.parse(bare) != nil {
             return try lookup(host: bare, port: port, numeric: true)
         }
+        let answered = Atomic<Bool>(false)
         return try await withCheckedThrowingContinuation { continuation in
-            queue.async {
-                continuation.resume(with: Result { try lookup(host: bare, port: port, numeric: false) })
+            // Whichever comes first, the answer or the time limit, resumes the caller.
+            let resume: @Sendable (Result<[SocketAddress], any Error>) -> Void = { result in
+                if !answered.exchange(true, ordering: .acquiringAndReleasing) { continuation.resume(with: result) }
+            }
+            queue.async { resume(Result { try lookup(host: bare, port: port, numeric: false) }) }
+            let nanoseconds =
+                timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
+            queue.asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: nanoseconds))) {
+                resume(.failure(SesameError(.connectTimeout, "'\(host)' was not resolved within \(timeout)")))
             }
         }
     }

@@ -26,7 +26,8 @@ public struct TLSConfiguration: Hashable, Sendable {
     /// requested unless this is ``StapledOCSPPolicy/ignore``.
     public var stapledOCSP: StapledOCSPPolicy = .enforceWhenPresent
     /// Time allowed for the handshake's network exchanges. Time spent waiting for an asynchronous
-    /// trust or client-certificate decision does not count.
+    /// trust or client-certificate decision does not count here; the connection's connect timeout,
+    /// which covers the whole handshake with its decisions, applies as well.
     public var handshakeTimeout: Duration = .seconds(30)
 
     /// The secure defaults.

@@ -1,0 +1,96 @@
+import Foundation
+
+/// A loopback TCP port where connecting stalls, for testing timeouts: either the TCP connection
+/// never completes (the listener's accept queue is kept full, so the kernel drops new SYNs), or it
+/// completes and the server never says a word (so a TLS handshake or a response never comes).
+///
+/// Everything stays on `127.0.0.1`; ``close()`` (or deinit) releases the sockets.
+public final class StalledListener: @unchecked Sendable {
+    // @unchecked: the descriptors are set up in init and released once, under `lock`.
+    public enum Mode: Sendable {
+        /// `connect(2)` never finishes.
+        case neverAccepts
+        /// The connection is accepted and held open; nothing is ever sent.
+        case acceptsAndSaysNothing
+    }
+
+    /// The port to connect to.
+    public let port: Int
+    private let listener: Int32
+    private let lock = NSLock()
+    private var held: [Int32] = []
+    private var closed = false
+
+    public init(_ mode: Mode) throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw TestingError("socket(): \(String(cString: strerror(errno)))") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0, listen(fd, mode == .neverAccepts ? 0 : 16) == 0 else {
+            Foundation.close(fd)
+            throw TestingError("bind/listen: \(String(cString: strerror(errno)))")
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        listener = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+        switch mode {
+        case .neverAccepts:
+            // Fill the accept queue (backlog 0 holds one) with connections nobody accepts.
+            for _ in 0..<4 {
+                let client = socket(
+                    AF_INET,
+                    Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue),
+                    0
+                )
+                guard client >= 0 else { continue }
+                _ = withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        Foundation.connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    }
+                }
+                held.append(client)
+            }
+            usleep(100_000)  // the kernel completes the queued handshakes
+        case .acceptsAndSaysNothing:
+            let thread = Thread { [self] in
+                while true {
+                    let accepted = accept(fd, nil, nil)
+                    guard accepted >= 0 else { return }  // the listener was closed
+                    let keep = lock.withLock { () -> Bool in
+                        if closed { return false }
+                        held.append(accepted)
+                        return true
+                    }
+                    if !keep { Foundation.close(accepted) }
+                }
+            }
+            thread.start()
+        }
+    }
+
+    /// Releases the listener and every connection held.
+    public func close() {
+        let descriptors = lock.withLock { () -> [Int32] in
+            if closed { return [] }
+            closed = true
+            defer { held = [] }
+            return held + [listener]
+        }
+        // shutdown wakes an accept(2) blocked on the listener.
+        for fd in descriptors {
+            shutdown(fd, Int32(SHUT_RDWR))
+            Foundation.close(fd)
+        }
+    }
+
+    deinit { close() }
+}
