@@ -104,7 +104,8 @@ import Testing
         let nginx = try await NginxServer(pki: Self.pki)
         defer { nginx.stop() }
         let root = try writeRoot()
-        let store = try ScratchFolder.make("store").appendingPathComponent("store.json")  // a private folder: /tmp is refused
+        // A private folder: a store in /tmp is refused.
+        let store = try ScratchFolder.make("store").appendingPathComponent("store.json")
             .path
         defer { try? FileManager.default.removeItem(atPath: store) }
         let url = "https://localhost:\(nginx.httpsPort)/basic/"
@@ -128,7 +129,8 @@ import Testing
     }
 
     @Test func twoProcessesWritingTheStoreAtOnceLoseNothing() async throws {
-        let store = try ScratchFolder.make("store").appendingPathComponent("store.json")  // a private folder: /tmp is refused
+        // A private folder: a store in /tmp is refused.
+        let store = try ScratchFolder.make("store").appendingPathComponent("store.json")
             .path
         defer { try? FileManager.default.removeItem(atPath: store) }
         let perWriter = 20
@@ -159,7 +161,8 @@ import Testing
     }
 
     @Test func aCorruptStoreIsReportedByNameAndLeftAlone() async throws {
-        let store = try ScratchFolder.make("store").appendingPathComponent("store.json")  // a private folder: /tmp is refused
+        // A private folder: a store in /tmp is refused.
+        let store = try ScratchFolder.make("store").appendingPathComponent("store.json")
             .path
         defer { try? FileManager.default.removeItem(atPath: store) }
         let garbage = "{\"format\": \"sesame-credential-store\", \"version\": 1, \"entries\": [tru"
