@@ -3,7 +3,7 @@
 # then: format lint, a strict build (warnings are errors, explicit Sendable), every test (unit and
 # loopback integration against our servers, nginx, Apache, squid, httpbin and `openssl s_server`),
 # the DocC documentation, the tests again under ThreadSanitizer and AddressSanitizer/LeakSanitizer,
-# and a bounded libFuzzer run over the challenge parser.
+# and a bounded libFuzzer run over each parser (scripts/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,7 +30,7 @@ swift test --sanitize=thread
 echo "== tests under AddressSanitizer and LeakSanitizer"
 LSAN_OPTIONS="suppressions=$PWD/.ci/lsan-suppressions.txt" swift test --sanitize=address
 
-echo "== fuzzing the challenge parser (${FUZZ_SECONDS:-60} s)"
+echo "== fuzzing every parser (${FUZZ_SECONDS:-20} s each)"
 scripts/fuzz.sh
 
 echo "== the demo"

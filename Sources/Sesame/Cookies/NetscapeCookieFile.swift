@@ -37,26 +37,30 @@ extension CookieStore {
         var lines = [
             "# Netscape HTTP Cookie File", "# Written by Sesame. Each line is one cookie; edit at your own risk.", "",
         ]
-        for cookie in allCookies {
-            let domain = cookie.isHostOnly ? cookie.domain : "." + cookie.domain
-            let fields = [
-                (cookie.isHTTPOnly ? "#HttpOnly_" : "") + domain,
-                cookie.isHostOnly ? "FALSE" : "TRUE",
-                cookie.path,
-                cookie.isSecure ? "TRUE" : "FALSE",
-                String(Int(cookie.expires?.timeIntervalSince1970 ?? 0)),
-                cookie.name,
-                cookie.value,
-            ]
-            guard !fields.contains(where: Self.hasControlCharacter) else { continue }
-            lines.append(fields.joined(separator: "\t"))
-        }
+        lines += allCookies.compactMap(Self.netscapeLine)
         let text = lines.joined(separator: "\n") + "\n"
         do {
             try PosixFile.replace(url.path, with: Array(text.utf8), mode: 0o600)
         } catch {
             throw SesameError(.ioError, "cannot write the cookie file '\(url.path)': \(error)")
         }
+    }
+
+    /// `cookie` as a line of a cookie file; nil when a field holds a control character (a tab
+    /// would split the field, a line break the line).
+    static func netscapeLine(_ cookie: Cookie) -> String? {
+        let domain = cookie.isHostOnly ? cookie.domain : "." + cookie.domain
+        let fields = [
+            (cookie.isHTTPOnly ? "#HttpOnly_" : "") + domain,
+            cookie.isHostOnly ? "FALSE" : "TRUE",
+            cookie.path,
+            cookie.isSecure ? "TRUE" : "FALSE",
+            String(Int(cookie.expires?.timeIntervalSince1970 ?? 0)),
+            cookie.name,
+            cookie.value,
+        ]
+        guard !fields.contains(where: hasControlCharacter) else { return nil }
+        return fields.joined(separator: "\t")
     }
 
     /// A tab, line break or other control character: what no field of a cookie file may hold.

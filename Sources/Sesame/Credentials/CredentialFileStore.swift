@@ -73,7 +73,8 @@ struct CredentialFileStore: Sendable {
         }
     }
 
-    private func decode(_ bytes: [UInt8]) throws(SesameError) -> [Entry] {
+    /// The entries of a store file's bytes (internal for the fuzzer: `Fuzz/CredentialStoreFuzz.swift`).
+    func decode(_ bytes: [UInt8]) throws(SesameError) -> [Entry] {
         struct Header: Decodable {
             var format: String?
             var version: Int?

@@ -1,0 +1,67 @@
+import Foundation
+
+// Fuzz targets for what Sesame reads from a user's files: `netrc`, `credential-store` (the
+// permanent store's JSON) and `certificates` (PEM and DER certificates, CRLs, PEM private keys,
+// PKCS#12). Bad input must be a SesameError naming the problem, never a crash or a hang.
+
+func fuzzNetrc(_ bytes: UnsafeRawBufferPointer) {
+    do {
+        let netrc = try Netrc(parsing: String(decoding: bytes, as: UTF8.self), source: "fuzz")
+        for entry in netrc.entries { _ = netrc.entry(for: entry.machine ?? "host.example") }
+    } catch let error as SesameError {
+        fuzzRequire(error.code == .netrcInvalid, "\(error)")
+    } catch {
+        fuzzFail("not a SesameError: \(error)")
+    }
+}
+
+func fuzzCredentialStore(_ bytes: UnsafeRawBufferPointer) {
+    let store = CredentialFileStore(path: "/fuzz/credentials.json")
+    do {
+        let entries = try store.decode(Array(bytes))
+        // What was read is written and read back the same.
+        let document = CredentialFileStore.Document(
+            format: CredentialFileStore.format,
+            version: CredentialFileStore.version,
+            entries: entries
+        )
+        let encoded = try JSONEncoder().encode(document)
+        let again = try store.decode(Array(encoded))
+        fuzzRequire(again == entries, "round trip")
+    } catch let error as SesameError {
+        fuzzRequire(error.code == .credentialStoreCorrupt, "\(error)")
+    } catch {
+        fuzzFail("not a SesameError: \(error)")
+    }
+}
+
+func fuzzCertificates(_ bytes: UnsafeRawBufferPointer) {
+    let input = Array(bytes)
+    func expectSesameError(_ body: () throws -> Void) {
+        do {
+            try body()
+        } catch is SesameError {
+        } catch {
+            fuzzFail("not a SesameError: \(error)")
+        }
+    }
+    expectSesameError {
+        for certificate in try Certificate.certificates(fileBytes: input, source: "fuzz") {
+            _ = certificate.subject.description
+            _ = certificate.issuer.description
+            _ = certificate.subjectAlternativeNames
+            _ = certificate.serialNumber
+            _ = certificate.notValidBefore
+            _ = certificate.publicKey.sha256Pin
+            _ = certificate.isSelfIssued
+        }
+    }
+    expectSesameError { _ = try CertificateRevocationList(Data(input), source: "fuzz") }
+    let text = String(decoding: input, as: UTF8.self)
+    if let split = text.firstIndex(of: "\u{0}") {
+        expectSesameError {
+            _ = try Identity(certificatePEM: String(text[..<split]), privateKeyPEM: String(text[split...].dropFirst()))
+        }
+    }
+    expectSesameError { _ = try Identity(pkcs12: Data(input), password: "fuzz") }
+}
