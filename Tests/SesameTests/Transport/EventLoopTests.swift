@@ -82,4 +82,25 @@ import Testing
         #expect(order == [0, 1, 2, 3, 5, 6, 7, 8, 9])
         #expect(heap.millisecondsUntilNext(now: start) == -1)
     }
+
+    @Test func cancelledFarOffTimersDoNotPileUpInTheHeap() {
+        // A read's watchdog or a task's deadline is set far ahead and cancelled at once, for every
+        // request: the heap must not keep them (and their closures) until their deadlines.
+        var heap = TimerHeap()
+        let start = ContinuousClock.now
+        let kept = (0..<10).map { index in heap.schedule(at: start + .milliseconds(index)) {} }
+        for index in 0..<100_000 {
+            let handle = heap.schedule(at: start + .seconds(3_600 + index)) {}
+            heap.cancel(handle)
+        }
+        #expect(heap.storedCount < 200, "\(heap.storedCount) entries for 10 live timers")
+        // Compaction keeps the order and the live timers.
+        heap.cancel(kept[3])
+        var fired = 0
+        for work in heap.takeDue(now: start + .seconds(1)) {
+            work()
+            fired += 1
+        }
+        #expect(fired == 9)
+    }
 }

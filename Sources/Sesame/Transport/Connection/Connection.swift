@@ -179,7 +179,7 @@ public final class Connection: @unchecked Sendable {
     ) async throws -> Connection {
         guard (1...65535).contains(port) else { throw SesameError(.invalidArgument, "port \(port) is out of range") }
         let started = ContinuousClock.now
-        let addresses = try await Resolver.resolve(host: host, port: port, timeout: connectTimeout)
+        let addresses = try await Resolver.resolve(host: host, port: port, timeout: connectTimeout, on: loop)
         let context = try tls.map { try TLSContext.shared(for: $0) }
         let left = connectTimeout - started.duration(to: .now)
         guard left > .zero else {

@@ -68,12 +68,9 @@ final class ConnectionPool: Sendable {
             return try await openConnection(origin, task, deadline)
         case .wait:
             // The wait ends at the deadline as if cancelled, unless a connection came first.
-            // (A task of its own: waiting in the queue is the rare path, and loop timers are the loop's.)
             let timer = deadline.map { deadline in
-                Task { [self] in
-                    guard (try? await Task.sleep(until: deadline, clock: .continuous)) != nil,
-                        machine.withLock({ $0.cancelWaiter(origin, id) })
-                    else { return }
+                LoopTimer(on: loop, at: deadline) { [self] in
+                    guard machine.withLock({ $0.cancelWaiter(origin, id) }) else { return }
                     deliver(id, .failure(SesameError(.timeout, "no connection to \(origin) was free in time")))
                 }
             }
@@ -112,6 +109,14 @@ final class ConnectionPool: Sendable {
             dispatch(handOff)
         } else if reusable {
             scheduleEviction()
+        }
+    }
+
+    /// The pool's connections over every origin, and the most idle ones any origin holds (for tests).
+    var totals: (idle: Int, leased: Int, opening: Int, waiting: Int, largestIdle: Int) {
+        machine.withLock { machine in
+            let totals = machine.totals
+            return (totals.idle, totals.leased, totals.opening, totals.waiting, machine.largestIdleCount)
         }
     }
 

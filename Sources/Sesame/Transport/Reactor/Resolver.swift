@@ -12,7 +12,12 @@ enum Resolver {
     ///   a lookup still running then finishes on its own and its answer is dropped.
     /// - Throws: ``SesameError/Code/nameResolutionFailed`` naming the host;
     ///   ``SesameError/Code/connectTimeout`` when no answer came within `timeout`.
-    static func resolve(host: String, port: Int, timeout: Duration = .seconds(60)) async throws -> [SocketAddress] {
+    static func resolve(
+        host: String,
+        port: Int,
+        timeout: Duration = .seconds(60),
+        on loop: EventLoop = .shared
+    ) async throws -> [SocketAddress] {
         let bare = IPAddressText.unbracketed(host)
         if IPAddressText.parse(bare) != nil {
             return try lookup(host: bare, port: port, numeric: true)
@@ -23,11 +28,13 @@ enum Resolver {
             let resume: @Sendable (Result<[SocketAddress], any Error>) -> Void = { result in
                 if !answered.exchange(true, ordering: .acquiringAndReleasing) { continuation.resume(with: result) }
             }
-            queue.async { resume(Result { try lookup(host: bare, port: port, numeric: false) }) }
-            let nanoseconds =
-                timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-            queue.asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: nanoseconds))) {
+            let timer = LoopTimer(on: loop, at: .now + timeout) {
                 resume(.failure(SesameError(.connectTimeout, "'\(host)' was not resolved within \(timeout)")))
+            }
+            queue.async {
+                let result = Result { try lookup(host: bare, port: port, numeric: false) }
+                timer.cancel()
+                resume(result)
             }
         }
     }

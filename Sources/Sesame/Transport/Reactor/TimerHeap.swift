@@ -3,7 +3,10 @@ struct TimerHandle: Hashable, Sendable {
     let id: UInt64
 }
 
-/// A min-heap of deadlines; cancelled entries are skipped when they reach the top.
+/// A min-heap of deadlines. Cancelled entries are skipped when they reach the top, and the heap
+/// is rebuilt without them once they outnumber the live ones: a timer set far ahead and
+/// cancelled at once (a read's watchdog, a task's deadline) must not keep its closure alive until
+/// its deadline, or the heap grows with the request rate.
 struct TimerHeap {
     private struct Entry {
         let deadline: ContinuousClock.Instant
@@ -24,7 +27,24 @@ struct TimerHeap {
         return TimerHandle(id: id)
     }
 
-    mutating func cancel(_ handle: TimerHandle) { live.remove(handle.id) }
+    mutating func cancel(_ handle: TimerHandle) {
+        guard live.remove(handle.id) != nil else { return }
+        if heap.count > 2 * live.count + 64 { compact() }
+    }
+
+    /// How many entries the heap holds, cancelled ones included (for tests).
+    var storedCount: Int { heap.count }
+
+    /// Drops every cancelled entry and restores the heap order (O(n); amortised over the
+    /// cancellations that made it necessary).
+    private mutating func compact() {
+        heap.removeAll { !live.contains($0.id) }
+        var index = heap.count / 2
+        while index > 0 {
+            index -= 1
+            siftDown(index)
+        }
+    }
 
     /// -1 (wait forever) when nothing is scheduled.
     mutating func millisecondsUntilNext(now: ContinuousClock.Instant) -> Int32 {
