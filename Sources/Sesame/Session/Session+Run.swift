@@ -78,7 +78,8 @@ extension Session {
                 wire.headers.remove(name: "Proxy-Authorization")
             }
             if attempt == nil, !request.headers.contains("Authorization"),
-                let known = preemptive.attempt(for: request.url, origin: origin)
+                let known = preemptive.attempt(for: request.url, origin: origin),
+                Self.userInfoAllows(known.credential, in: request.url)
             {
                 if resolver == nil { resolver = makeResolver(for: task) }
                 resolver?.sending(preemptive: known)
@@ -202,6 +203,14 @@ extension Session {
             try bodyCheck?.verify()
             return response
         }
+    }
+
+    /// A user and password in the request's URL are the caller's choice for this request: a
+    /// credential kept from earlier requests goes out preemptively only when the URL names none,
+    /// or names that one.
+    static func userInfoAllows(_ credential: Credential, in url: URL) -> Bool {
+        guard let user = url.user(percentEncoded: false) else { return true }
+        return user == credential.user && url.password(percentEncoded: false) == credential.password
     }
 
     /// Checks a Digest response's `Authentication-Info` (a wrong `rspauth` throws; a `nextnonce`

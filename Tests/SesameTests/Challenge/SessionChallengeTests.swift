@@ -366,6 +366,22 @@ let wrong = Credential(user: "ada", password: "wrong", persistence: .none)
         #expect(other.requests.allSatisfy { $0.headers["authorization"] == nil })
     }
 
+    @Test func aPasswordInTheURLIsNotOverriddenByOneKeptFromAnEarlierRequest() async throws {
+        let origin = try basicServer()
+        defer { origin.shutdown() }
+        let session = challengeSession()
+        let right = URL(string: "https://ada:s3cret@localhost:\(origin.port)/private/x")!
+        let (data, _) = try await session.data(from: right)
+        #expect(String(decoding: data, as: UTF8.self) == "hello ada")
+        // The same space, now sent preemptively; a request naming another password is that
+        // request's own choice, and the server's refusal is its answer.
+        let wrong = URL(string: "https://ada:wrong@localhost:\(origin.port)/private/y")!
+        let (_, response) = try await session.data(from: wrong)
+        #expect(response.status == 401)
+        let (again, _) = try await session.data(from: URL(string: "https://localhost:\(origin.port)/private/z")!)
+        #expect(String(decoding: again, as: UTF8.self) == "hello ada", "without user info, the kept credential goes")
+    }
+
     @Test func theSenderAndTheHandlerTogetherGiveOneAnswer() async throws {
         final class Both: SessionTaskDelegate {
             func session(
