@@ -59,6 +59,11 @@ let package = Package(
             swiftSettings: strictSwift
         ),
         .testTarget(
+            name: "SesameSoakTests",
+            dependencies: ["Sesame", "SesameTesting"],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
             name: "SesameIntegrationTests",
             dependencies: ["Sesame", "SesameTesting"],
             swiftSettings: strictSwift

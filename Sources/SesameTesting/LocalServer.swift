@@ -37,6 +37,9 @@ public final class LocalServer: Sendable {
         public var useIPv6 = false
         /// Sends `100 Continue` to a request with `Expect: 100-continue` before reading its body.
         public var sendsContinue = true
+        /// Keeps a record of every connection and request (``LocalServer/connections``,
+        /// ``LocalServer/requests``). Off for long runs, where the record grows with every request.
+        public var keepsRecords = true
         /// What to answer to a request; the default names the client certificate.
         public var handler: @Sendable (Request) -> Response = { request in
             .text("hello\nclient: \(request.clientCertificateSubject ?? "none")\n")
@@ -195,8 +198,9 @@ public final class LocalServer: Sendable {
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             let index = state.withLock { state -> Int? in
                 guard !state.stopped else { return nil }
-                state.records.append(ConnectionRecord())
                 state.openDescriptors.insert(fd)
+                guard configuration.keepsRecords else { return -1 }
+                state.records.append(ConnectionRecord())
                 return state.records.count - 1
             }
             guard let index else {
@@ -211,6 +215,7 @@ public final class LocalServer: Sendable {
     }
 
     private func update(_ index: Int, _ change: (inout ConnectionRecord) -> Void) {
+        guard index >= 0 else { return }  // records are not kept
         state.withLock { change(&$0.records[index]) }
     }
 
@@ -218,7 +223,7 @@ public final class LocalServer: Sendable {
         defer {
             state.withLock { state in
                 state.openDescriptors.remove(fd)
-                state.records[index].finished = true
+                if index >= 0 { state.records[index].finished = true }
             }
             close(fd)
         }
@@ -230,7 +235,7 @@ public final class LocalServer: Sendable {
             stream = .plain(fd)
         }
         defer { stream.close() }
-        let subject = connections[index].clientCertificateSubject
+        let subject = index >= 0 ? connections[index].clientCertificateSubject : nil
         var reader = ServerRequestReader(stream: stream)
         var number = 0
         while true {

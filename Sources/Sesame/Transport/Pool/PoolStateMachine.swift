@@ -149,6 +149,16 @@ struct PoolStateMachine<Connection: AnyObject> {
         return (state.idle.count, state.leased, state.opening, state.waiters.count)
     }
 
+    /// The connections of every origin together.
+    var totals: (idle: Int, leased: Int, opening: Int, waiting: Int) {
+        origins.values.reduce((0, 0, 0, 0)) { sum, state in
+            (sum.0 + state.idle.count, sum.1 + state.leased, sum.2 + state.opening, sum.3 + state.waiters.count)
+        }
+    }
+
+    /// The most idle connections any one origin holds.
+    var largestIdleCount: Int { origins.values.map(\.idle.count).max() ?? 0 }
+
     var hasIdleConnections: Bool { origins.values.contains { !$0.idle.isEmpty } }
 
     /// Every idle connection (for tests and diagnostics).
