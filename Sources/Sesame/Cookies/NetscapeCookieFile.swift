@@ -24,9 +24,11 @@ extension CookieStore {
         guard let data = FileManager.default.contents(atPath: url.path) else {
             throw SesameError(.fileUnreadable, "cannot read the cookie file '\(url.path)'")
         }
-        let (cookies, problems) = Self.parseNetscape(String(decoding: data, as: UTF8.self), source: url.path)
-        set(contentsOf: cookies)
-        return problems
+        // In batches: the store keeps at most `maximumTotal` cookies, so a large file costs memory
+        // for one batch, not for all of its lines.
+        return Self.parseNetscape(String(decoding: data, as: UTF8.self), source: url.path, batchSize: 5_000) {
+            set(contentsOf: $0)
+        }
     }
 
     /// Writes every cookie (session cookies too, with expiry 0) as a Netscape cookie file,
@@ -71,16 +73,36 @@ extension CookieStore {
     /// The cookies of a cookie file's text, and the lines skipped. Linear in the text's length.
     static func parseNetscape(_ text: String, source: String) -> ([Cookie], [FileProblem]) {
         var cookies: [Cookie] = []
+        let problems = parseNetscape(text, source: source, batchSize: .max) { cookies += $0 }
+        return (cookies, problems)
+    }
+
+    /// The same, handing the cookies over `batchSize` at a time, in the file's order.
+    @discardableResult
+    static func parseNetscape(
+        _ text: String,
+        source: String,
+        batchSize: Int,
+        _ take: ([Cookie]) -> Void
+    ) -> [FileProblem] {
+        var cookies: [Cookie] = []
         var problems: [FileProblem] = []
         let now = Date()
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        var index = 0
+        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
             switch parseLine(rawLine, index: index, now: now) {
             case .cookie(let cookie): if !cookie.isExpired(at: now) { cookies.append(cookie) }
-            case .skip: continue
+            case .skip: break
             case .problem(let reason): problems.append(FileProblem(source: source, line: index + 1, reason: reason))
             }
+            index += 1
+            if cookies.count >= batchSize {
+                take(cookies)
+                cookies.removeAll(keepingCapacity: true)
+            }
         }
-        return (cookies, problems)
+        if !cookies.isEmpty { take(cookies) }
+        return problems
     }
 
     private enum Line {
