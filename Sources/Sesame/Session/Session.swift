@@ -137,11 +137,13 @@ public final class Session: Sendable {
         return try await data(for: request, delegate: delegate)
     }
 
-    /// Downloads the body of `request` into `destination`, which appears only when the download
-    /// completed (written to a temporary file beside it, then renamed).
+    /// Downloads the body of `request` into `destination`. A regular file (or a new one) appears
+    /// only when the download completed: it is written beside `destination`, then renamed over it.
+    /// Anything else there (a symbolic link, a device such as `/dev/null`, a FIFO) is opened and
+    /// written through instead, never replaced.
     /// - Parameters:
     ///   - request: the request to send.
-    ///   - destination: the file to create (replaced if it exists).
+    ///   - destination: the file to create (replaced if it is a regular file).
     ///   - delegate: asked before the session's delegate.
     ///   - progress: called with (bytes received, expected total) as the body arrives, in the
     ///     calling task: it should return quickly.
@@ -151,15 +153,20 @@ public final class Session: Sendable {
         delegate: (any SessionTaskDelegate)? = nil,
         progress: (@Sendable (Int64, Int64?) -> Void)? = nil
     ) async throws -> HTTPResponse {
+        var status = stat()
+        let replaces =
+            lstat(destination.path, &status) == 0 ? status.st_mode & S_IFMT == S_IFREG : errno == ENOENT
         let directory = destination.deletingLastPathComponent()
-        let temporary = directory.appendingPathComponent(
-            ".\(destination.lastPathComponent).sesame-\(UUID().uuidString)"
-        )
-        guard FileManager.default.createFile(atPath: temporary.path, contents: nil),
-            let handle = FileHandle(forWritingAtPath: temporary.path)
-        else {
-            throw SesameError(.fileUnreadable, "cannot create a file in '\(directory.path)': \(errnoText())")
+        let written =
+            replaces
+            ? directory.appendingPathComponent(".\(destination.lastPathComponent).sesame-\(UUID().uuidString)")
+            : destination
+        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (replaces ? O_EXCL | O_NOFOLLOW : O_TRUNC)
+        let fd = open(written.path, flags, 0o666)
+        guard fd >= 0 else {
+            throw SesameError(.fileUnreadable, "cannot write '\(written.path)': \(errnoText())")
         }
+        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
         let task = SessionTask(request: request, delegate: delegate)
         task.markRunning()
         do {
@@ -169,16 +176,20 @@ public final class Session: Sendable {
                 received += Int64(chunk.count)
                 progress?(received, task.response?.expectedContentLength.map(Int64.init))
             }
+            guard replaces else {
+                try? handle.close()
+                return response
+            }
             try handle.synchronize()
             try handle.close()
             // rename(2) replaces an existing file atomically: the destination is never half written.
-            guard rename(temporary.path, destination.path) == 0 else {
+            guard rename(written.path, destination.path) == 0 else {
                 throw SesameError(.fileUnreadable, "cannot move the download to '\(destination.path)': \(errnoText())")
             }
             return response
         } catch {
             try? handle.close()
-            try? FileManager.default.removeItem(at: temporary)
+            if replaces { unlink(written.path) }
             throw error
         }
     }

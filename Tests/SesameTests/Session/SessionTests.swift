@@ -248,6 +248,25 @@ func url(_ server: LocalServer, _ path: String) -> URL { URL(string: server.base
         #expect(String(decoding: data, as: UTF8.self) == "got 200000")
     }
 
+    @Test func aDownloadToALinkOrADeviceWritesThroughIt() async throws {
+        let origin = try server { _ in .text("through") }
+        defer { origin.shutdown() }
+        let folder = try temporaryDirectory()
+        let target = folder.appendingPathComponent("target")
+        let link = folder.appendingPathComponent("link")
+        try Data("old, longer contents".utf8).write(to: target)
+        #expect(symlink(target.path, link.path) == 0)
+        _ = try await testSession().download(for: HTTPRequest(url: url(origin, "/")), to: link)
+        var status = stat()
+        #expect(lstat(link.path, &status) == 0 && status.st_mode & S_IFMT == S_IFLNK, "the link is still a link")
+        #expect(String(decoding: try Data(contentsOf: target), as: UTF8.self) == "through")
+        _ = try await testSession().download(
+            for: HTTPRequest(url: url(origin, "/")),
+            to: URL(fileURLWithPath: "/dev/null")
+        )
+        #expect(stat("/dev/null", &status) == 0 && status.st_mode & S_IFMT == S_IFCHR, "/dev/null is still a device")
+    }
+
     @Test func downloadsLandInPlaceWithProgress() async throws {
         let payload = [UInt8](repeating: 9, count: 500_000)
         let origin = try server { _ in .bytes(payload) }
