@@ -14,7 +14,7 @@ let soakRequestCount = ProcessInfo.processInfo.environment["SESAME_SOAK_REQUESTS
 ///
 /// It measures the whole process (its descriptors, its memory), so it runs in a process of its
 /// own: `SESAME_SOAK_REQUESTS` turns it on and sets the count, and scripts/test.sh runs it that
-/// way after the other tests (20,000 requests; 2,000 under ThreadSanitizer).
+/// way after the other tests (20,000 requests, plain and under each sanitizer).
 @Suite(
     .enabled(
         if: soakRequestCount != nil,
