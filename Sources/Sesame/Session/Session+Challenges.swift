@@ -37,6 +37,99 @@ extension Session {
         return nil
     }
 
+    enum ChallengeOutcome {
+        case deliver
+        case retry(ChallengeResolver.Attempt)
+        case fail(SesameError)
+    }
+
+    /// Runs the resolver over a response: asks the delegates as often as it says, stores what
+    /// worked, and tells the exchange loop whether to deliver, send again, or fail. With `proxy`,
+    /// the response is the proxy's (407 and `Proxy-Authenticate`), and the proxy URL's credential
+    /// is tried first.
+    func resolveChallenges(
+        _ response: HTTPResponse,
+        to request: HTTPRequest,
+        with resolver: inout ChallengeResolver,
+        proxy: (endpoint: ProxyEndpoint, credential: Credential?)? = nil
+    ) async throws -> ChallengeOutcome {
+        let url = request.url
+        let challenged = response.status == (proxy == nil ? 401 : 407)
+        guard challenged else {
+            // What was sent, if anything, was taken (a request sent with a credential already
+            // known comes here every time): nothing to ask, only a new credential to keep.
+            do {
+                let step = try resolver.received(response, challenged: false, offers: [], automatic: { _ in nil })
+                if case .deliver(let succeeded?) = step {
+                    if let proxy {
+                        rememberProxy(succeeded, for: proxy.endpoint)
+                    } else {
+                        remember(succeeded, for: url)
+                    }
+                }
+            } catch {
+                return .fail(error as? SesameError ?? SesameError(.credentialStoreFailed, "\(error)"))
+            }
+            reportTraces(&resolver)
+            return .deliver
+        }
+        let automatic: ChallengeResolver.Automatic = { [self] space in
+            if space.isProxy, let credential = proxy?.credential { return (credential, .urlUserInfo) }
+            return try automaticCredential(for: space, url: url)
+        }
+        let methods = proxy == nil ? configuration.authenticationMethods : configuration.proxyAuthenticationMethods
+        guard let origin = proxy?.endpoint.origin ?? Origin(url) else { return .deliver }
+        let offered = OfferedProtectionSpaces.parse(response, origin: origin, isProxy: proxy != nil)
+        let offers = offered.offers.filter { methods?.contains($0.space.authenticationMethod) ?? true }
+        for problem in offered.problems { configuration.eventObserver?(.challengeHeaderProblem(problem)) }
+        // A stronger scheme Sesame cannot answer means a downgrade: say so.
+        for offer in offers where offer.digest != nil && !offer.isAnswerable {
+            configuration.eventObserver?(
+                .challengeHeaderProblem("\(offer.summary) is not supported (not answered; weaker schemes may be)")
+            )
+        }
+        var step: ChallengeResolver.Step
+        do {
+            step = try resolver.received(response, challenged: challenged, offers: offers, automatic: automatic)
+            if let failed = resolver.lastFailure, failed.responder == .preemptive {
+                if let proxy { forgetProxy(proxy.endpoint) } else { preemptive.forget(failed.space) }
+            }
+            while case .ask(let challenge) = step {
+                let (disposition, credential, responder) = await offLoop { await ask(challenge) }
+                step = try resolver.answered(
+                    disposition,
+                    credential,
+                    by: responder,
+                    for: challenge,
+                    automatic: automatic
+                )
+            }
+        } catch {
+            reportTraces(&resolver)
+            return .fail(error as? SesameError ?? SesameError(.credentialStoreFailed, "\(error)"))
+        }
+        reportTraces(&resolver)
+        switch step {
+        case .deliver(let succeeded):
+            if let succeeded {
+                if let proxy { rememberProxy(succeeded, for: proxy.endpoint) } else { remember(succeeded, for: url) }
+            }
+            return .deliver
+        case .retry(let attempt):
+            return .retry(attempt)
+        case .fail(let error):
+            return .fail(error)
+        case .ask:
+            preconditionFailure("asked above")
+        }
+    }
+
+    private func reportTraces(_ resolver: inout ChallengeResolver) {
+        let traces = resolver.drainTraces()
+        guard let observer = configuration.eventObserver else { return }
+        for trace in traces { observer(.challenge(trace)) }
+    }
+
     /// Asks the delegates about `challenge` (task delegate first, then the session's; the session's
     /// first for session-wide methods) and tells who answered.
     func ask(
