@@ -38,7 +38,8 @@ public final class LocalServer: Sendable {
         /// Sends `100 Continue` to a request with `Expect: 100-continue` before reading its body.
         public var sendsContinue = true
         /// Keeps a record of every connection and request (``LocalServer/connections``,
-        /// ``LocalServer/requests``). Off for long runs, where the record grows with every request.
+        /// ``LocalServer/requests``). Off for long runs, where the record grows with every request;
+        /// requests then carry no client-certificate subject (it is taken from the record).
         public var keepsRecords = true
         /// What to answer to a request; the default names the client certificate.
         public var handler: @Sendable (Request) -> Response = { request in
