@@ -48,6 +48,7 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible {
             case responseValidationFailed = "response validation failed"
             case responseDecodingFailed = "response decoding failed"
             case cookieJarInvalid = "cookie jar invalid"
+            case internalError = "internal error"
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -98,6 +99,8 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let trustStoreUnavailable = Code(.trustStoreUnavailable)
         /// The operation was cancelled.
         public static let cancelled = Code(.cancelled)
+        /// Sesame reached a state it should never reach (a bug in Sesame); the detail names it.
+        public static let internalError = Code(.internalError)
         /// The event loop the operation needed has shut down.
         public static let eventLoopShutDown = Code(.eventLoopShutDown)
         /// The server's HTTP response was malformed or exceeded a limit; the detail names what.

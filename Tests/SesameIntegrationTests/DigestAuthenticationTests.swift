@@ -17,6 +17,8 @@ import Testing
             task: SessionTask,
             didReceive challenge: AuthenticationChallenge
         ) async -> (AuthChallengeDisposition, Credential?) {
+            // Server trust reaches the task-level method too (Apple's rule): default handling.
+            if challenge.protectionSpace.authenticationMethod == .serverTrust { return (.performDefaultHandling, nil) }
             counts.append(challenge.previousFailureCount)
             return (.useCredential, credential)
         }

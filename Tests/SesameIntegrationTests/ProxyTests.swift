@@ -20,6 +20,8 @@ import Testing
             task: SessionTask,
             didReceive challenge: AuthenticationChallenge
         ) async -> (AuthChallengeDisposition, Credential?) {
+            // Server trust reaches the task-level method too (Apple's rule): default handling.
+            if challenge.protectionSpace.authenticationMethod == .serverTrust { return (.performDefaultHandling, nil) }
             challenges.append(challenge)
             guard let credential else { return (.performDefaultHandling, nil) }
             return (.useCredential, credential)

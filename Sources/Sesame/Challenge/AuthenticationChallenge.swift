@@ -24,12 +24,19 @@ public final class AuthenticationChallenge: Sendable {
         weak var task: SessionTask?
     }
     let answer = ChallengeAnswer()
-    /// How many delegate methods passed the challenge on (default implementations) before one
-    /// answered; equal to the chain's length when none did.
-    private let forwards = LockedValue(0)
+    /// Set by Sesame's default implementation of a challenge method (a method the delegate does
+    /// not implement): the chain goes on to the next method without counting this one as an answer.
+    private let reachedDefault = LockedValue(false)
 
-    func forwarded() { forwards.withLock { $0 += 1 } }
-    var forwardCount: Int { forwards.withLock { $0 } }
+    func markNotImplemented() { reachedDefault.withLock { $0 = true } }
+    var notImplementedMarked: Bool { reachedDefault.withLock { $0 } }
+    /// Whether the method just called was a default implementation; clears the mark for the next.
+    func takeNotImplemented() -> Bool {
+        reachedDefault.withLock { reached in
+            defer { reached = false }
+            return reached
+        }
+    }
 
     init(
         protectionSpace: ProtectionSpace,
@@ -46,5 +53,23 @@ public final class AuthenticationChallenge: Sendable {
         self.error = error
         taskReference = LockedValue(WeakTask(task: task))
         sender = ChallengeAnswerSender()
+    }
+
+    /// An HTTP challenge (401 or 407) for `task`.
+    convenience init(
+        _ space: ProtectionSpace,
+        proposing proposed: Credential?,
+        failures: Int,
+        response: HTTPResponse?,
+        task: SessionTask?
+    ) {
+        self.init(
+            protectionSpace: space,
+            proposedCredential: proposed,
+            previousFailureCount: failures,
+            failureResponse: response,
+            error: nil,
+            task: task
+        )
     }
 }

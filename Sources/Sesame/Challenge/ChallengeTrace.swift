@@ -30,6 +30,16 @@ public struct ChallengeTrace: Sendable, CustomStringConvertible {
     /// The scheme as answered: "Basic", "Digest SHA-256", "Digest SHA-256 qop=auth, stale nonce
     /// renewed"; nil for TLS challenges.
     public let detail: String?
+    /// The delegate method that answered, when a delegate did.
+    public let delegateMethod: DelegateMethod?
+
+    /// The two challenge methods a delegate can implement.
+    public enum DelegateMethod: String, Sendable, Hashable {
+        /// `session(_:task:didReceive:)` (`urlSession(_:task:didReceive:completionHandler:)`).
+        case taskLevel = "task-level method"
+        /// `session(_:didReceive:)` (`urlSession(_:didReceive:completionHandler:)`).
+        case sessionLevel = "session-level method"
+    }
 
     init(
         protectionSpace: ProtectionSpace,
@@ -37,7 +47,8 @@ public struct ChallengeTrace: Sendable, CustomStringConvertible {
         responder: Responder,
         disposition: AuthChallengeDisposition,
         user: String?,
-        detail: String? = nil
+        detail: String? = nil,
+        delegateMethod: DelegateMethod? = nil
     ) {
         self.protectionSpace = protectionSpace
         self.previousFailureCount = previousFailureCount
@@ -45,6 +56,7 @@ public struct ChallengeTrace: Sendable, CustomStringConvertible {
         self.disposition = disposition
         self.user = user
         self.detail = detail
+        self.delegateMethod = delegateMethod
     }
 
     public var description: String {
@@ -53,7 +65,69 @@ public struct ChallengeTrace: Sendable, CustomStringConvertible {
         let realm = space.realm.map { " realm=\"\($0)\"" } ?? ""
         let userText = user.map { " (user \($0))" } ?? ""
         let detailText = detail.map { " [\($0)]" } ?? ""
+        let methodText = delegateMethod.map { " (\($0.rawValue))" } ?? ""
         return "\(space.authenticationMethod)\(realm) \(name):\(space.port) \(space.isProxy ? "proxy" : "server")"
-            + " previousFailureCount=\(previousFailureCount) answered by \(responder.rawValue): \(disposition)\(userText)\(detailText)"
+            + " previousFailureCount=\(previousFailureCount) answered by \(responder.rawValue)\(methodText): \(disposition)\(userText)\(detailText)"
+    }
+}
+
+extension ChallengeTrace {
+    /// The same trace with another detail (what was actually sent, once it is known).
+    func with(detail: String?) -> ChallengeTrace {
+        ChallengeTrace(
+            protectionSpace: protectionSpace,
+            previousFailureCount: previousFailureCount,
+            responder: responder,
+            disposition: disposition,
+            user: user,
+            detail: detail,
+            delegateMethod: delegateMethod
+        )
+    }
+}
+
+/// The traces of one party's challenges, recorded when each answer is given and drained by the
+/// session for its observer. Off when nobody observes them (a trace costs a description of the
+/// credential's scheme, on every preemptively authorized request).
+struct ChallengeTraceLog: Sendable {
+    var isOn: Bool
+    private(set) var traces: [ChallengeTrace] = []
+
+    init(isOn: Bool) { self.isOn = isOn }
+
+    mutating func record(
+        _ space: ProtectionSpace,
+        _ failures: Int,
+        _ responder: ChallengeTrace.Responder,
+        _ disposition: AuthChallengeDisposition,
+        _ user: String?,
+        _ detail: String?,
+        method: ChallengeTrace.DelegateMethod? = nil
+    ) {
+        guard isOn else { return }
+        traces.append(
+            ChallengeTrace(
+                protectionSpace: space,
+                previousFailureCount: failures,
+                responder: responder,
+                disposition: disposition,
+                user: user,
+                detail: detail,
+                delegateMethod: method
+            )
+        )
+    }
+
+    /// Names what was actually sent for `space` in the last trace, when that trace answered it.
+    mutating func amendLast(for space: ProtectionSpace, detail: String) {
+        guard let last = traces.last, last.protectionSpace == space, last.disposition != .rejectProtectionSpace
+        else { return }
+        traces[traces.count - 1] = last.with(detail: detail)
+    }
+
+    /// Removes and returns the traces collected so far.
+    mutating func drain() -> [ChallengeTrace] {
+        defer { traces = [] }
+        return traces
     }
 }

@@ -60,3 +60,24 @@ struct CleartextConsent: Sendable, Equatable {
             && space.host.caseInsensitiveEquals(host) && credential.user == user && credential.password == password
     }
 }
+
+/// Whether a password may go where it can be read on the wire: over a secure channel always; in
+/// cleartext with the configuration's opt-in for every password, or with the caller's consent for
+/// that password and that server.
+struct CleartextPolicy: Sendable {
+    /// The configuration's explicit opt-in for the whole session.
+    var allowsEveryPassword: Bool
+    var consent: CleartextConsent?
+
+    func permits(_ credential: Credential, for space: ProtectionSpace) -> Bool {
+        space.receivesCredentialSecurely || allowsEveryPassword || consent?.covers(credential, for: space) == true
+    }
+
+    /// The error for a password that would go out readable to `space`.
+    static func refusal(for space: ProtectionSpace) -> SesameError {
+        SesameError(
+            .cleartextCredentialRefused,
+            "\(space) would send the password readable on the wire; use https, or allow cleartext passwords in the configuration"
+        )
+    }
+}

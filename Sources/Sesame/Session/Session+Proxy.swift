@@ -23,7 +23,7 @@ extension Session {
             host: peer.host,
             port: peer.port,
             tls: peer.usesTLS ? configuration.tls : nil,
-            hooks: handshakeHooks,
+            hooks: handshakeHooks(for: task),
             connectTimeout: connectTimeout,
             inlineWaitLimit: configuration.inlineWaitLimit,
             on: loop
@@ -58,16 +58,14 @@ extension Session {
         var request = HTTPRequest(url: url)
         request.method = "CONNECT"
         // A password written into the proxy's URL is consent to send it to that proxy.
-        var resolver = ChallengeResolver(
-            maximumFailures: configuration.maximumAuthenticationFailures,
-            maximumRoundTrips: configuration.maximumChallengeRoundTrips,
-            allowsCleartextPasswords: configuration.allowsCleartextPasswords,
-            cleartextConsent: CleartextConsent(proxy: proxy, credential: proxyCredential),
+        var hop = AuthHop(
+            .proxy,
+            settings: taskSettings.proxy,
             task: task,
-            recordsTraces: configuration.eventObserver != nil
+            hasTaskDelegate: task?.delegate != nil && task?.delegate !== delegate,
+            hasSessionDelegate: delegate != nil
         )
-        var attempt = proxyAuthorizations.withLock { $0[proxy] }
-        if let attempt { resolver.sending(preemptive: attempt) }
+        hop.route(through: proxy, credential: proxyCredential, known: proxyAuthorizations.withLock { $0[proxy] })
         // Each 407 costs one new connection; the resolver ends the loop long before this bound.
         for _ in 0..<(2 * configuration.maximumAuthenticationFailures + 8) {
             // To an HTTPS proxy, TLS first (trusted like any server, under the proxy's name).
@@ -75,7 +73,7 @@ extension Session {
                 host: proxy.host,
                 port: proxy.port,
                 tls: proxy.isTLS ? configuration.tls : nil,
-                hooks: handshakeHooks,
+                hooks: handshakeHooks(for: task),
                 connectTimeout: connectLimit(by: deadline),
                 inlineWaitLimit: configuration.inlineWaitLimit,
                 on: loop
@@ -87,7 +85,7 @@ extension Session {
                     connection,
                     authority: authority,
                     proxy: proxy,
-                    proxyAuthorization: try attempt.map { try $0.authorizer.header(for: request, uri: authority).0 },
+                    proxyAuthorization: try hop.authorization(for: request, uri: authority)?.0,
                     userAgent: configuration.defaultHeaders.first("User-Agent"),
                     timeout: deadline.map { min(configuration.requestTimeout, ContinuousClock.now.duration(to: $0)) }
                         ?? configuration.requestTimeout,
@@ -97,28 +95,24 @@ extension Session {
                 await connection.close()
                 throw error
             }
-            let outcome = try await resolveChallenges(
-                response,
-                to: request,
-                with: &resolver,
-                proxy: (proxy, proxyCredential)
-            )
-            switch outcome {
-            case .retry(let next):
+            let first = hop.received(response, challenged: response.status == 407, to: request, origin: proxy.origin)
+            let step = await settle(first, of: &hop, url: url, task: task)
+            perform(hop.takeEffects())
+            switch step {
+            case .retry:
                 await connection.close()
-                attempt = next
                 continue
             case .fail(let error):
                 await connection.close()
                 throw error
-            case .deliver:
+            case .deliver, .lookUpCredential, .ask:
                 break
             }
             guard (200..<300).contains(response.status) else {
                 await connection.close()
                 if response.status == 407 {
                     let what =
-                        attempt == nil
+                        hop.attempt == nil
                         ? "and no credential for it was available"
                         : "and refused the credentials sent"
                     throw SesameError(
@@ -137,7 +131,7 @@ extension Session {
                         serverName: origin.host,
                         port: origin.port,
                         tls: configuration.tls,
-                        hooks: handshakeHooks,
+                        hooks: handshakeHooks(for: task),
                         alreadyReceived: leftover
                     )
                     return connection
@@ -148,7 +142,7 @@ extension Session {
                     host: origin.host,
                     port: origin.port,
                     tls: configuration.tls,
-                    hooks: handshakeHooks,
+                    hooks: handshakeHooks(for: task),
                     alreadyReceived: leftover
                 )
             } catch {
@@ -157,6 +151,25 @@ extension Session {
             }
         }
         throw SesameError(.proxyAuthenticationFailed, "\(proxy) kept answering CONNECT to \(authority) with 407")
+    }
+
+    /// Performs a party's look-ups and delegate questions until it says deliver, retry or fail.
+    func settle(_ step: AuthHop.Step, of hop: inout AuthHop, url: URL, task: SessionTask?) async -> AuthHop.Step {
+        var step = step
+        while true {
+            switch step {
+            case .lookUpCredential(let space):
+                do {
+                    step = hop.credentialFound(try automaticCredential(for: space, url: url), url: url)
+                } catch {
+                    return .fail(error as? SesameError ?? SesameError(.credentialStoreFailed, "\(error)"))
+                }
+            case .ask(let entry, let challenge):
+                step = hop.answered(await ask(entry, challenge, task: task), url: url)
+            case .deliver, .retry, .fail:
+                return step
+            }
+        }
     }
 
     /// A proxy credential worked: send it with later requests through the proxy, and store it as

@@ -16,13 +16,7 @@ extension Session {
             // place while the loop waits (`EventLoop.runOnLoop`), and a quick answer is waited for
             // on the caller's thread (`Connection+InlineWait.swift`). A caller running on the loop
             // itself makes no thread hop at all.
-            return try await follow(
-                task,
-                deadline: deadline,
-                notifyingDelegates: notifyingDelegates,
-                expecting: expecting,
-                sink: sink
-            )
+            return try await drive(task, deadline, notifyingDelegates, expecting, sink)
         } catch let error as SesameError
             where (error.code == .connectTimeout || error.code == .timeout) && ContinuousClock.now >= deadline
         {
@@ -35,174 +29,127 @@ extension Session {
         }
     }
 
-    private func follow(
+    /// Performs the actions of the task's ``TaskStateMachine`` until it completes or fails.
+    private func drive(
         _ task: SessionTask,
-        deadline: ContinuousClock.Instant,
-        notifyingDelegates: Bool,
-        expecting: ((Int) -> Void)?,
-        sink: @escaping ([UInt8]) async throws -> Void
+        _ deadline: ContinuousClock.Instant,
+        _ notifyingDelegates: Bool,
+        _ expecting: ((Int) -> Void)?,
+        _ sink: @escaping ([UInt8]) async throws -> Void
     ) async throws -> HTTPResponse {
-        // The task's current request is the original one until a redirect changes it.
-        var request = task.originalRequest
-        var (origin, target) = try validatedParts(of: request.url)
-        var redirects = 0
-        let first = task.delegate ?? delegate
-        // Made when a credential is first sent or asked for: most requests need none.
-        var resolver = ChallengeResolver?.none
-        var attempt: ChallengeResolver.Attempt?
-        // Made only for requests that go through a forwarding proxy.
-        var proxyResolver = ChallengeResolver?.none
-        var proxyAttempt: (proxy: ProxyEndpoint, attempt: ChallengeResolver.Attempt)?
+        let (origin, target) = try validatedParts(of: task.originalRequest.url)
+        var machine = TaskStateMachine(
+            request: task.originalRequest,
+            origin: origin,
+            target: target,
+            settings: taskSettings,
+            task: task,
+            hasTaskDelegate: task.delegate != nil && task.delegate !== delegate,
+            hasSessionDelegate: delegate != nil
+        )
+        var reader: ResponseBodyReader?
+        var action = machine.start()
         while true {
-            try Task.checkCancellation()
-            let (route, proxyCredential) = try proxyRouter.route(for: origin)
-            var wire = request
-            var forwardProxy: ProxyEndpoint? = nil
-            if case .forward(let proxy) = route { forwardProxy = proxy }
-            if let forwardProxy {
-                // A password written into the proxy's URL is consent to send it to that proxy.
-                if proxyResolver == nil { proxyResolver = makeResolver(for: task, forProxy: true) }
-                proxyResolver?.cleartextConsent = CleartextConsent(proxy: forwardProxy, credential: proxyCredential)
-                proxyResolver?.bodyIsHashable = request.body?.isHashable ?? true
-                if proxyAttempt?.proxy != forwardProxy {
-                    proxyAttempt = proxyAuthorizations.withLock { $0[forwardProxy] }.map { (forwardProxy, $0) }
-                    if let known = proxyAttempt?.attempt { proxyResolver?.sending(preemptive: known) }
+            perform(machine.takeEffects())
+            switch action {
+            case .followRedirect(let next):
+                task.update(request: next)
+                fallthrough
+            case .route:
+                try Task.checkCancellation()
+                await reader?.discard()
+                reader = nil
+                action = machine.routed(try routing(for: machine))
+            case .send(let exchange):
+                let cookies = machine.request.handlesCookies && configuration.handlesCookies ? configuration.cookieStore : nil
+                var wire = exchange.request
+                if let cookies, !wire.headers.contains("Cookie"), let header = cookies.cookieHeader(for: wire.url) {
+                    wire.headers.add(name: "Cookie", value: header)
                 }
-                if let proxyAttempt {
-                    let proxyTarget = HTTP1Exchange.requestTarget(of: request.url, route: route, originForm: target)
-                    let (value, _) = try proxyAttempt.attempt.authorizer.header(for: request, uri: proxyTarget)
-                    wire.headers.replaceOrAdd(name: "Proxy-Authorization", value: value)
+                let sent = try await send(wire, exchange, task: task, deadline: deadline)
+                reader = sent
+                guard let response = sent.response else { throw SesameError(.protocolError, "no response head") }
+                // Proxies do not set cookies for origins: a 407 from a forwarding proxy is not stored.
+                if let cookies, !(response.status == 407 && exchange.forwardProxy != nil) {
+                    cookies.store(setCookieFields: response.headers.values(for: "Set-Cookie"), for: wire.url)
                 }
-            } else {
-                // Proxy credentials go only to a forwarding proxy, never to an origin or into a tunnel.
-                wire.headers.remove(name: "Proxy-Authorization")
-            }
-            if attempt == nil, !request.headers.contains("Authorization"),
-                let known = preemptive.attempt(for: request.url, origin: origin),
-                Self.userInfoAllows(known.credential, in: request.url)
-            {
-                if resolver == nil { resolver = makeResolver(for: task) }
-                resolver?.sending(preemptive: known)
-                attempt = known
-            }
-            var expectation: DigestAuthorizer.Expectation?
-            if let attempt {
-                let (value, expected) = try attempt.authorizer.header(for: request, uri: target)
-                wire.headers.replaceOrAdd(name: "Authorization", value: value)
-                expectation = expected
-            }
-            let cookies = request.handlesCookies && configuration.handlesCookies ? configuration.cookieStore : nil
-            if let cookies, !wire.headers.contains("Cookie"), let header = cookies.cookieHeader(for: request.url) {
-                wire.headers.add(name: "Cookie", value: header)
-            }
-            let reader = try await send(wire, to: origin, target: target, route: route, task: task, deadline: deadline)
-            guard let response = reader.response else {
-                throw SesameError(.protocolError, "no response head")
-            }
-            // Proxies do not set cookies for origins: a 407 from a forwarding proxy is not stored.
-            if let cookies, !(response.status == 407 && forwardProxy != nil) {
-                cookies.store(setCookieFields: response.headers.values(for: "Set-Cookie"), for: request.url)
-            }
-            var bodyCheck: DigestBodyCheck?
-            let proxyChallenged = response.status == 407 && forwardProxy != nil
-            var outcome: ChallengeOutcome
-            if let forwardProxy, proxyResolver != nil, proxyChallenged || proxyAttempt != nil {
-                // The proxy's answer first: a 407 is its challenge; anything else means it took
-                // what was sent.
-                let proxyOutcome = try await resolveChallenges(
-                    response,
-                    to: request,
-                    with: &proxyResolver!,
-                    proxy: (forwardProxy, proxyCredential)
-                )
-                if !proxyChallenged, case .deliver = proxyOutcome { proxyAttempt = nil }
-                outcome = proxyChallenged ? proxyOutcome : .deliver
-            } else {
-                outcome = .deliver
-            }
-            // Most responses neither challenge nor answer a credential just sent: nothing to resolve.
-            if !proxyChallenged && (response.status == 401 || attempt != nil) {
-                if resolver == nil { resolver = makeResolver(for: task) }
-                resolver?.bodyIsHashable = request.body?.isHashable ?? true
-                outcome = try await resolveChallenges(response, to: request, with: &resolver!)
-            }
-            if case .retry = outcome, !(request.body?.isReplayable ?? true) {
-                // A streamed body is gone once sent: the challenge response is the answer.
-                configuration.eventObserver?(
-                    .challengeHeaderProblem(
-                        "a streamed body cannot be sent again with credentials; the \(response.status) is delivered"
-                    )
-                )
-                outcome = .deliver
-            }
-            switch outcome {
-            case .retry(let next):
-                await reader.discard()
-                if proxyChallenged, let forwardProxy {
-                    proxyAttempt = (forwardProxy, next)
-                } else {
-                    attempt = next
-                }
-                continue
-            case .fail(let error):
-                reader.abandon()
-                throw error
-            case .deliver:
-                guard !proxyChallenged else { break }
+                action = machine.responseHead(response)
+            case .lookUpCredential(let space):
                 do {
-                    bodyCheck = try checkAuthenticationInfo(response, attempt: attempt, expectation: expectation)
+                    action = machine.credentialFound(try automaticCredential(for: space, url: machine.request.url))
                 } catch {
-                    reader.abandon()
-                    throw error
+                    action = machine.failed(error as? SesameError ?? SesameError(.credentialStoreFailed, "\(error)"))
                 }
-                attempt = nil
-            }
-            if configuration.followsRedirects, let next = RedirectPolicy.nextRequest(after: response, for: request) {
-                let decided =
-                    if let first {
-                        await offLoop {
-                            await first.session(
-                                self,
-                                task: task,
-                                willPerformHTTPRedirection: response,
-                                newRequest: next
-                            )
-                        }
-                    } else {
-                        next
-                    }
-                if let decided {
-                    redirects += 1
-                    guard redirects <= configuration.maximumRedirects else {
-                        reader.abandon()
-                        throw SesameError(
-                            .tooManyRedirects,
-                            "more than \(configuration.maximumRedirects) redirects, the last to \(decided.url.redactedDescription)"
-                        )
-                    }
-                    await reader.discard()
-                    configuration.eventObserver?(.redirected(status: response.status, to: decided.url))
-                    (request, origin, target) = try validated(decided, strippingCredentialsFrom: request)
-                    task.update(request: request)
+            case .ask(let entry, let challenge):
+                action = machine.challengeAnswered(await ask(entry, challenge, task: task))
+            case .decideRedirect(let response, let proposed):
+                guard let first = task.delegate ?? delegate else {
+                    action = machine.redirectDecided(proposed)
                     continue
                 }
+                let decided = await offLoop {
+                    await first.session(self, task: task, willPerformHTTPRedirection: response, newRequest: proposed)
+                }
+                action = machine.redirectDecided(decided)
+            case .deliver(let response, let check):
+                guard let reader else {
+                    action = machine.failed(SesameError(.internalError, "a response was delivered before its head"))
+                    continue
+                }
+                do {
+                    try await stream(reader, of: response, task, notifyingDelegates, expecting, check, sink)
+                    action = machine.bodyFinished()
+                } catch {
+                    action = machine.failed(error)
+                }
+            case .complete(let response):
+                return response
+            case .fail(let error):
+                reader?.abandon()
+                throw error
             }
-            task.update(response: response)
-            if notifyingDelegates, let first,
-                await offLoop({ await first.session(self, task: task, didReceive: response) }) == .cancel
-            {
-                reader.abandon()
-                throw SesameError(.cancelled, "the delegate cancelled the task at the response")
-            }
-            if let expecting, let length = reader.bodyLength { expecting(length) }
-            while let chunk = try await reader.next() {
-                task.received(chunk.count)
-                bodyCheck?.update(chunk)
-                try await sink(chunk)
-            }
-            try bodyCheck?.verify()
-            return response
         }
+    }
+
+    /// Hands the final response to the task (and its delegates), then its body to `sink`.
+    private func stream(
+        _ reader: ResponseBodyReader,
+        of response: HTTPResponse,
+        _ task: SessionTask,
+        _ notifyingDelegates: Bool,
+        _ expecting: ((Int) -> Void)?,
+        _ check: DigestBodyCheck?,
+        _ sink: @escaping ([UInt8]) async throws -> Void
+    ) async throws {
+        task.update(response: response)
+        if notifyingDelegates, let first = task.delegate ?? delegate,
+            await offLoop({ await first.session(self, task: task, didReceive: response) }) == .cancel
+        {
+            throw SesameError(.cancelled, "the delegate cancelled the task at the response")
+        }
+        if let expecting, let length = reader.bodyLength { expecting(length) }
+        while let chunk = try await reader.next() {
+            task.received(chunk.count)
+            check?.update(chunk)
+            try await sink(chunk)
+        }
+        try check?.verify()
+    }
+
+    /// The route of the machine's next request and the credentials the session already keeps for it.
+    private func routing(for machine: TaskStateMachine) throws -> TaskStateMachine.Routing {
+        let (route, proxyCredential) = try proxyRouter.route(for: machine.origin)
+        var routing = TaskStateMachine.Routing(route: route, proxyCredential: proxyCredential)
+        if case .forward(let proxy) = route, machine.wantsKnownAttempt(forProxy: proxy) {
+            routing.knownProxyAttempt = proxyAuthorizations.withLock { $0[proxy] }
+        }
+        let url = machine.request.url
+        if machine.wantsPreemptiveAttempt, let known = preemptive.attempt(for: url, origin: machine.origin),
+            Self.userInfoAllows(known.credential, in: url)
+        {
+            routing.preemptive = known
+        }
+        return routing
     }
 
     /// A user and password in the request's URL are the caller's choice for this request: a
@@ -213,55 +160,36 @@ extension Session {
         return user == credential.user && url.password(percentEncoded: false) == credential.password
     }
 
-    /// Checks a Digest response's `Authentication-Info` (a wrong `rspauth` throws; a `nextnonce`
-    /// is taken). For `auth-int` the check needs the response body: it is returned to be run once
-    /// the body has passed.
-    private func checkAuthenticationInfo(
-        _ response: HTTPResponse,
-        attempt: ChallengeResolver.Attempt?,
-        expectation: DigestAuthorizer.Expectation?
-    ) throws -> DigestBodyCheck? {
-        guard response.status != 401, let attempt, case .digest(let digest) = attempt.authorizer,
-            let expectation, let info = response.headers["Authentication-Info"]
-        else { return nil }
-        if expectation.qop == "auth-int" {
-            return DigestBodyCheck(authorizer: digest, info: info, expectation: expectation)
-        }
-        try digest.verify(info, expectation: expectation)
-        return nil
-    }
-
     /// One exchange, sent again once on a fresh connection when a reused one proves to be closed.
     private func send(
         _ request: HTTPRequest,
-        to origin: Origin,
-        target: String,
-        route: ProxyRoute,
+        _ exchange: TaskStateMachine.Exchange,
         task: SessionTask,
         deadline: ContinuousClock.Instant
     ) async throws -> ResponseBodyReader {
-        var origin = origin
-        origin.route = route
+        var origin = exchange.origin
+        origin.route = exchange.route
         var attempt = 0
         while true {
             attempt += 1
             let lease = try await pool.acquire(origin, for: task, deadline: deadline)
             if let observer = configuration.eventObserver {
+                let connection = lease.connection
                 observer(
                     .connected(
                         origin: origin.description,
-                        remoteAddress: lease.connection.remoteAddressDescription,
+                        remoteAddress: connection.remoteAddressDescription,
                         reused: lease.isReused
                     )
                 )
-                if !lease.isReused, let info = lease.connection.tlsInfo {
+                if !lease.isReused, let info = connection.tlsInfo {
                     observer(.tlsEstablished(origin: origin.description, info: info))
                 }
             }
             do {
                 return try await HTTP1Exchange.send(
                     request,
-                    target: target,
+                    target: exchange.target,
                     on: lease,
                     pool: pool,
                     settings: exchangeSettings,
@@ -274,20 +202,6 @@ extension Session {
         }
     }
 
-    /// A resolver for `task`'s origins (or, with `forProxy`, its forwarding proxy). A password in
-    /// the task's own URL is the caller's consent to send it readable on the wire to that URL's
-    /// origin, and only there; a proxy's consent comes from the proxy's URL.
-    private func makeResolver(for task: SessionTask, forProxy: Bool = false) -> ChallengeResolver {
-        ChallengeResolver(
-            maximumFailures: configuration.maximumAuthenticationFailures,
-            maximumRoundTrips: configuration.maximumChallengeRoundTrips,
-            allowsCleartextPasswords: configuration.allowsCleartextPasswords,
-            cleartextConsent: forProxy ? nil : CleartextConsent(requestURL: task.originalRequest.url),
-            task: task,
-            recordsTraces: configuration.eventObserver != nil
-        )
-    }
-
     /// The origin and origin-form request target of a URL Sesame can request.
     private func validatedParts(of url: URL) throws -> (origin: Origin, target: String) {
         let parts = urlParts.parts(of: url)
@@ -295,22 +209,6 @@ extension Session {
             throw SesameError(.unsupportedURL, "'\(url.redactedDescription)' is not an absolute http or https URL")
         }
         return (origin, parts.target)
-    }
-
-    /// Checks a redirect's URL and returns its origin; when following it to another origin,
-    /// credentials never go along, even when a delegate put them back.
-    private func validated(
-        _ request: HTTPRequest,
-        strippingCredentialsFrom previous: HTTPRequest
-    ) throws
-        -> (HTTPRequest, Origin, String)
-    {
-        let (origin, target) = try validatedParts(of: request.url)
-        var request = request
-        if Origin(previous.url) != origin {
-            for name in RedirectPolicy.originBoundHeaders { request.headers.remove(name: name) }
-        }
-        return (request, origin, target)
     }
 }
 

@@ -30,8 +30,13 @@ public final class Session: Sendable {
     /// The last requested URL's origin and request target (see `URLPartsCache`).
     let urlParts = URLPartsCache()
     let preemptive = PreemptiveAuthentication()
-    /// The hooks every handshake of the session uses (explicit ones, or challenges for the delegate).
-    let handshakeHooks: TLSHandshakeHooks
+    /// The hooks of a handshake no delegate is asked about (the configuration's, or its default
+    /// handling); see `handshakeHooks(for:)`.
+    let delegatelessHooks: TLSHandshakeHooks
+    /// What every task's state machine needs of the configuration.
+    let taskSettings: TaskStateMachine.Settings
+    /// The session, weakly, for closures made for it (the pool's connector, handshake hooks).
+    let reference: SessionReference
     /// Proxy credentials that worked, sent with later requests through the same proxy.
     let proxyAuthorizations = LockedValue<[ProxyEndpoint: ChallengeResolver.Attempt]>([:])
     /// Client identities chosen per protection space: the first answer holds for the session.
@@ -54,22 +59,22 @@ public final class Session: Sendable {
         self.loop = eventLoop
         self.proxyRouter = ProxyRouter(configuration.proxy)
         self.exchangeSettings = HTTP1Exchange.Settings(configuration)
-        // TLS decisions become challenges for the delegate, unless the configuration decides them
-        // itself through explicit hooks.
+        // TLS decisions become challenges for a delegate (`handshakeHooks(for:)`), unless the
+        // configuration decides them itself through explicit hooks. With no delegate to ask:
         let reference = SessionReference()
+        self.reference = reference
         var hooks = configuration.handshakeHooks
-        let challengeHooks = Self.challengeHooks(for: reference)
-        if delegate != nil || !configuration.clientIdentities.isEmpty {
-            hooks.clientCertificate = hooks.clientCertificate ?? challengeHooks.clientCertificate
+        if hooks.clientCertificate == nil, !configuration.clientIdentities.isEmpty {
+            hooks.clientCertificate = { request in
+                guard let session = reference.session else { return nil }
+                return try await session.chooseIdentity(request)
+            }
         }
-        if delegate != nil {
-            hooks.serverTrust = hooks.serverTrust ?? challengeHooks.serverTrust
-        } else if configuration.securityPolicy != nil || configuration.serverTrustManager != nil,
-            hooks.serverTrust == nil
-        {
+        if hooks.serverTrust == nil, configuration.securityPolicy != nil || configuration.serverTrustManager != nil {
             hooks.serverTrust = { [configuration] trust in try Self.defaultTrustDecision(trust, configuration) }
         }
-        self.handshakeHooks = hooks
+        self.delegatelessHooks = hooks
+        self.taskSettings = TaskStateMachine.Settings(configuration)
         pool = ConnectionPool(
             limit: configuration.maximumConnectionsPerHost,
             idleTimeout: configuration.idleTimeout,

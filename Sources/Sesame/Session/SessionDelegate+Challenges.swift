@@ -4,9 +4,10 @@
 /// answers Basic challenges).
 ///
 /// Implement either the `async` method or the completion-handler method (the seeds' shape); with
-/// neither, a session-wide challenge goes to the task-level methods of the task it arose in, when
-/// there is one, and from there to default handling. Methods run on the Swift concurrency pool, never on
-/// Sesame's event loop; a TLS handshake waits for the answer without using CPU.
+/// neither, a connection-level challenge goes to the task-level method of the task that opened the
+/// connection, when there is one, and from there to default handling (see ChallengeFlow.md).
+/// Methods run on the Swift concurrency pool, never on Sesame's event loop; a TLS handshake waits
+/// for the answer without using CPU.
 public protocol SessionDelegate: AnyObject, Sendable {
     /// A session-wide challenge; return the disposition and, for `.useCredential`, the credential.
     func session(
@@ -28,6 +29,8 @@ extension SessionDelegate {
         didReceive challenge: AuthenticationChallenge
     ) async -> (AuthChallengeDisposition, Credential?) {
         self.session(session, didReceive: challenge, completionHandler: challenge.answer.resolve)
+        // Neither form is implemented: the session asks the next method in its chain.
+        if challenge.notImplementedMarked { return (.performDefaultHandling, nil) }
         return await challenge.answer.value()
     }
 
@@ -36,17 +39,7 @@ extension SessionDelegate {
         didReceive challenge: AuthenticationChallenge,
         completionHandler: @escaping @Sendable (AuthChallengeDisposition, Credential?) -> Void
     ) {
-        challenge.forwarded()
-        guard challenge.protectionSpace.authenticationMethod.isSessionWide, let task = challenge.task,
-            let first = task.delegate ?? session.delegate
-        else {
-            completionHandler(.performDefaultHandling, nil)
-            return
-        }
-        Task {
-            let (disposition, credential) = await first.session(session, task: task, didReceive: challenge)
-            completionHandler(disposition, credential)
-        }
+        challenge.markNotImplemented()
     }
 }
 
@@ -57,6 +50,7 @@ extension SessionTaskDelegate {
         didReceive challenge: AuthenticationChallenge
     ) async -> (AuthChallengeDisposition, Credential?) {
         self.session(session, task: task, didReceive: challenge, completionHandler: challenge.answer.resolve)
+        if challenge.notImplementedMarked { return (.performDefaultHandling, nil) }
         return await challenge.answer.value()
     }
 
@@ -66,22 +60,6 @@ extension SessionTaskDelegate {
         didReceive challenge: AuthenticationChallenge,
         completionHandler: @escaping @Sendable (AuthChallengeDisposition, Credential?) -> Void
     ) {
-        challenge.forwarded()
-        guard let next = session.nextDelegate(after: self, for: task) else {
-            // Last, the session-level method, for challenges that did not start there.
-            guard !challenge.protectionSpace.authenticationMethod.isSessionWide, let delegate = session.delegate else {
-                completionHandler(.performDefaultHandling, nil)
-                return
-            }
-            Task {
-                let (disposition, credential) = await delegate.session(session, didReceive: challenge)
-                completionHandler(disposition, credential)
-            }
-            return
-        }
-        Task {
-            let (disposition, credential) = await next.session(session, task: task, didReceive: challenge)
-            completionHandler(disposition, credential)
-        }
+        challenge.markNotImplemented()
     }
 }

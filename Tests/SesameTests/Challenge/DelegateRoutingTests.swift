@@ -18,7 +18,11 @@ import Testing
             _ session: Session,
             task: SessionTask,
             didReceive challenge: AuthenticationChallenge
-        ) async -> (AuthChallengeDisposition, Credential?) { (.useCredential, ada) }
+        ) async -> (AuthChallengeDisposition, Credential?) {
+            // Server trust reaches the task-level method too (Apple's rule): default handling.
+            challenge.protectionSpace.authenticationMethod == .serverTrust
+                ? (.performDefaultHandling, nil) : (.useCredential, ada)
+        }
     }
 
     final class TaskHandler: SessionTaskDelegate {
@@ -28,7 +32,10 @@ import Testing
             didReceive challenge: AuthenticationChallenge,
             completionHandler: @escaping @Sendable (AuthChallengeDisposition, Credential?) -> Void
         ) {
-            DispatchQueue.global().async { completionHandler(.useCredential, ada) }
+            let trust = challenge.protectionSpace.authenticationMethod == .serverTrust
+            DispatchQueue.global().async {
+                trust ? completionHandler(.performDefaultHandling, nil) : completionHandler(.useCredential, ada)
+            }
         }
     }
 

@@ -53,6 +53,8 @@ final class ScriptedDelegate: SessionTaskDelegate {
         task: SessionTask,
         didReceive challenge: AuthenticationChallenge
     ) async -> (AuthChallengeDisposition, Credential?) {
+        // Connection-level challenges reach task-level methods too (Apple's rule): not answered here.
+        if challenge.protectionSpace.authenticationMethod.isSessionWide { return (.performDefaultHandling, nil) }
         seen.append(challenge)
         return replies.withLock { $0.isEmpty ? (.performDefaultHandling, nil) : $0.removeFirst() }
     }
@@ -224,6 +226,9 @@ let wrong = Credential(user: "ada", password: "wrong", persistence: .none)
                 task: SessionTask,
                 didReceive challenge: AuthenticationChallenge
             ) async -> (AuthChallengeDisposition, Credential?) {
+                if challenge.protectionSpace.authenticationMethod == .serverTrust {
+                    return (.performDefaultHandling, nil)
+                }
                 seen.append(challenge.protectionSpace.authenticationMethod)
                 if challenge.protectionSpace.authenticationMethod == .httpBasic { return (.useCredential, ada) }
                 return (.rejectProtectionSpace, nil)
@@ -390,6 +395,9 @@ let wrong = Credential(user: "ada", password: "wrong", persistence: .none)
                 didReceive challenge: AuthenticationChallenge,
                 completionHandler: @escaping @Sendable (AuthChallengeDisposition, Credential?) -> Void
             ) {
+                if challenge.protectionSpace.authenticationMethod == .serverTrust {
+                    return completionHandler(.performDefaultHandling, nil)
+                }
                 challenge.sender?.use(ada, for: challenge)
                 completionHandler(.cancelAuthenticationChallenge, nil)
             }

@@ -87,23 +87,34 @@ extension Connection {
             isResumedSession: resumed,
             trustRoots: configuration.trustRoots
         )
-        guard let hook = hooks.serverTrust else {
-            // Default handling needs no suspension: evaluate right here on the loop (or reuse a
-            // recent evaluation of the same chain for the same host).
-            let evaluation = context?.trustEvaluations.evaluate(request) ?? request.evaluate()
-            trustDecided(evaluation.isTrusted, evaluation: evaluation)
-            return
+        let hook: (@Sendable (ServerTrust) async throws -> Bool?)
+        if let explicit = hooks.serverTrust {
+            hook = { try await explicit($0) }
+        } else if let delegateTrust = hooks.delegateTrust {
+            hook = delegateTrust
+        } else {
+            return trustByDefault(request)
         }
         suspendForDecision()
         let loop = self.loop
         Task {
             do {
                 let accepted = try await hook(request)
-                loop.execute { self.trustDecided(accepted, evaluation: nil) }
+                loop.execute {
+                    guard let accepted else { return self.trustByDefault(request) }
+                    self.trustDecided(accepted, evaluation: nil)
+                }
             } catch {
                 loop.execute { self.abandonHandshake(error) }
             }
         }
+    }
+
+    /// Default handling needs no suspension: evaluate right here on the loop (or reuse a recent
+    /// evaluation of the same chain for the same host).
+    private func trustByDefault(_ request: ServerTrust) {
+        let evaluation = context?.trustEvaluations.evaluate(request) ?? request.evaluate()
+        trustDecided(evaluation.isTrusted, evaluation: evaluation)
     }
 
     private func askIdentity() {

@@ -22,6 +22,10 @@ public struct TLSHandshakeHooks: Sendable {
     public var serverTrust: (@Sendable (ServerTrust) async throws -> Bool)?
     /// Chooses a client identity; `nil` sends no certificate.
     public var clientCertificate: (@Sendable (ClientCertificateRequest) async throws -> Identity?)?
+    /// The session's delegate chain for server trust, used when ``serverTrust`` is nil: `true` or
+    /// `false` when a delegate decided, nil for default handling, which the connection then does
+    /// itself as with no hook (with its evaluation cache, and the evaluation in its `tlsInfo`).
+    var delegateTrust: (@Sendable (ServerTrust) async throws -> Bool?)?
 
     public init(
         serverTrust: (@Sendable (ServerTrust) async throws -> Bool)? = nil,

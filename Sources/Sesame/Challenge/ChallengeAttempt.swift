@@ -1,0 +1,74 @@
+extension ChallengeResolver {
+    /// A credential sent for a protection space, with who chose it and how its header is made.
+    struct Attempt: Sendable {
+        let space: ProtectionSpace
+        let credential: Credential
+        let responder: ChallengeTrace.Responder
+        let authorizer: Authorizer
+
+        /// The attempt that answers `offer` with `credential`, or why there can be none: the
+        /// credential is not a password, or the scheme's parameters cannot be answered.
+        static func make(
+            _ credential: Credential,
+            for offer: ChallengeOffer,
+            responder: ChallengeTrace.Responder,
+            bodyIsHashable: Bool
+        ) -> Result<Attempt, SesameError> {
+            let space = offer.space
+            guard let user = credential.user, let password = credential.password else {
+                return .failure(
+                    SesameError(.unsupportedCredential, "\(space) needs a user and password, not \(credential)")
+                )
+            }
+            let authorizer: Authorizer
+            do {
+                switch space.authenticationMethod {
+                case .httpBasic:
+                    authorizer = .fixed(try BasicAuthentication.authorization(user: user, password: password))
+                case .httpDigest:
+                    guard let digest = offer.digest else {
+                        return .failure(
+                            SesameError(.unsupportedCredential, "\(space) offered no usable Digest parameters")
+                        )
+                    }
+                    authorizer = .digest(
+                        try DigestAuthorizer(
+                            challenge: digest,
+                            user: user,
+                            password: password,
+                            bodyIsHashable: bodyIsHashable
+                        )
+                    )
+                default:
+                    return .failure(
+                        SesameError(
+                            .unsupportedCredential,
+                            "Sesame cannot answer \(space.authenticationMethod) challenges with a password"
+                        )
+                    )
+                }
+            } catch let error as SesameError {
+                return .failure(error)
+            } catch {
+                return .failure(SesameError(.unsupportedCredential, "\(space): \(error)"))
+            }
+            return .success(Attempt(space: space, credential: credential, responder: responder, authorizer: authorizer))
+        }
+    }
+
+    /// Makes the header value for each request an attempt goes out with.
+    enum Authorizer: Sendable {
+        /// The same value every time (Basic).
+        case fixed(String)
+        /// Computed per request (Digest: method, URI, nonce count, body hash).
+        case digest(DigestAuthorizer)
+
+        /// "Basic" or "Digest SHA-256 qop=auth".
+        var summary: String {
+            switch self {
+            case .fixed(let value): String(value.prefix { $0 != " " })
+            case .digest(let digest): digest.summary
+            }
+        }
+    }
+}

@@ -1,0 +1,372 @@
+import Foundation
+
+/// One task's journey from its first request to its final response, as a value-type state
+/// machine (the shape of async-http-client's `HTTPRequestStateMachine` and `RedirectState`): events
+/// in, actions out, no I/O. The session's driver (`Session+Run.swift`) performs each action and
+/// feeds back what came of it.
+///
+/// It owns the current request (it changes on redirects), the two parties that can challenge it
+/// (one ``AuthHop`` for the origin and one for a forwarding proxy), the redirect count, and the
+/// Digest `Authentication-Info` check. An event that cannot happen in the current state is a bug
+/// in the driver: it stops in debug builds, and fails the task with ``SesameError/Code/internalError``
+/// otherwise.
+struct TaskStateMachine {
+    /// What the driver does next.
+    enum Action {
+        /// Find the route of ``request`` and what the session already knows for it; answer with
+        /// ``routed(_:)``.
+        case route
+        /// Send this request (the one on the wire, headers added); answer with
+        /// ``responseHead(_:)`` or ``failed(_:)``.
+        case send(Exchange)
+        /// Find a credential without asking; answer with ``credentialFound(_:)`` or ``failed(_:)``.
+        case lookUpCredential(ProtectionSpace)
+        /// Call one delegate method about the challenge; answer with ``challengeAnswered(_:)``.
+        case ask(DelegateChain.Entry, AuthenticationChallenge)
+        /// Ask the delegates whether to follow this redirect; answer with ``redirectDecided(_:)``.
+        case decideRedirect(HTTPResponse, proposed: HTTPRequest)
+        /// The redirect is followed with this request: drop the last response's body, make it the
+        /// task's current request, then route it (answer with ``routed(_:)``).
+        case followRedirect(HTTPRequest)
+        /// The final response: give it to the task and stream its body through the check, if any;
+        /// answer with ``bodyFinished()`` or ``failed(_:)``.
+        case deliver(HTTPResponse, DigestBodyCheck?)
+        /// Done: the task succeeded with this response.
+        case complete(HTTPResponse)
+        /// Done: the task fails with this error.
+        case fail(any Error)
+    }
+
+    /// One request as it goes on the wire.
+    struct Exchange: Sendable {
+        let request: HTTPRequest
+        let origin: Origin
+        let target: String
+        let route: ProxyRoute
+        /// The forwarding proxy the request goes through, if any.
+        var forwardProxy: ProxyEndpoint? {
+            if case .forward(let proxy) = route { return proxy }
+            return nil
+        }
+    }
+
+    /// What the driver found out for the next request.
+    struct Routing: Sendable {
+        var route: ProxyRoute
+        /// The credential in the forwarding proxy's URL.
+        var proxyCredential: Credential?
+        /// The credential the session keeps for the forwarding proxy (looked up when
+        /// ``TaskStateMachine/wantsKnownAttempt(forProxy:)`` says so).
+        var knownProxyAttempt: ChallengeResolver.Attempt?
+        /// The credential to send preemptively to the origin (looked up when
+        /// ``TaskStateMachine/wantsPreemptiveAttempt`` says so).
+        var preemptive: ChallengeResolver.Attempt?
+    }
+
+    /// The configuration's choices for a task.
+    struct Settings: Sendable {
+        var followsRedirects: Bool
+        var maximumRedirects: Int
+        var origin: AuthHop.Settings
+        var proxy: AuthHop.Settings
+
+        init(_ configuration: SessionConfiguration) {
+            followsRedirects = configuration.followsRedirects
+            maximumRedirects = configuration.maximumRedirects
+            let hop = AuthHop.Settings(
+                maximumFailures: configuration.maximumAuthenticationFailures,
+                maximumRoundTrips: configuration.maximumChallengeRoundTrips,
+                allowsCleartextPasswords: configuration.allowsCleartextPasswords,
+                recordsTraces: configuration.eventObserver != nil,
+                methods: configuration.authenticationMethods
+            )
+            origin = hop
+            proxy = hop
+            proxy.methods = configuration.proxyAuthenticationMethods
+        }
+    }
+
+    /// A response head and what it arrived for.
+    private struct Received: Sendable {
+        let response: HTTPResponse
+        let forwardProxy: ProxyEndpoint?
+        let expectation: DigestAuthorizer.Expectation?
+        /// A 407 from the forwarding proxy: the origin never saw the request.
+        var proxyChallenged: Bool { forwardProxy != nil && response.status == 407 }
+    }
+
+    private enum State {
+        case idle
+        case routing
+        case waitingForHead(forwardProxy: ProxyEndpoint?, expectation: DigestAuthorizer.Expectation?)
+        case resolving(AuthHop.Party, Received)
+        case decidingRedirect(Received, DigestBodyCheck?)
+        case delivering(HTTPResponse)
+        case finished
+    }
+
+    /// The request being made now (the original one until a redirect changes it).
+    private(set) var request: HTTPRequest
+    private(set) var origin: Origin
+    private var target: String
+    private let settings: Settings
+    private var redirects = 0
+    private var state = State.idle
+    private var originHop: AuthHop
+    private var proxyHop: AuthHop
+    private var effects: [TaskEffect] = []
+
+    /// - Parameters:
+    ///   - request: the task's request, whose URL is an absolute http or https URL at `origin`.
+    ///   - target: the request's origin-form target (path and query).
+    ///   - hasTaskDelegate: the task has a delegate of its own (not the session's).
+    init(
+        request: HTTPRequest,
+        origin: Origin,
+        target: String,
+        settings: Settings,
+        task: SessionTask?,
+        hasTaskDelegate: Bool,
+        hasSessionDelegate: Bool
+    ) {
+        self.request = request
+        self.origin = origin
+        self.target = target
+        self.settings = settings
+        originHop = AuthHop(
+            .origin,
+            settings: settings.origin,
+            task: task,
+            consentURL: request.url,
+            hasTaskDelegate: hasTaskDelegate,
+            hasSessionDelegate: hasSessionDelegate
+        )
+        proxyHop = AuthHop(
+            .proxy,
+            settings: settings.proxy,
+            task: task,
+            hasTaskDelegate: hasTaskDelegate,
+            hasSessionDelegate: hasSessionDelegate
+        )
+    }
+
+    /// Whether the driver should look for a credential to send the origin preemptively: none goes
+    /// out yet, and the request carries no `Authorization` of its own.
+    var wantsPreemptiveAttempt: Bool { originHop.wantsKnownAttempt && !request.headers.contains("Authorization") }
+
+    /// Whether the driver should look for the credential the session keeps for `proxy`.
+    func wantsKnownAttempt(forProxy proxy: ProxyEndpoint) -> Bool { proxyHop.wantsKnownAttempt(forProxy: proxy) }
+
+    // MARK: - Events
+
+    mutating func start() -> Action {
+        guard case .idle = state else { return impossible("start") }
+        state = .routing
+        return .route
+    }
+
+    mutating func routed(_ routing: Routing) -> Action {
+        guard case .routing = state else { return impossible("routed") }
+        var wire = request
+        var forwardProxy: ProxyEndpoint?
+        do {
+            if case .forward(let proxy) = routing.route {
+                forwardProxy = proxy
+                let known = routing.knownProxyAttempt
+                proxyHop.route(through: proxy, credential: routing.proxyCredential, known: known)
+                let uri = HTTP1Exchange.requestTarget(of: request.url, route: routing.route, originForm: target)
+                if let (value, _) = try proxyHop.authorization(for: request, uri: uri) {
+                    wire.headers.replaceOrAdd(name: "Proxy-Authorization", value: value)
+                }
+            } else {
+                // Proxy credentials go only to a forwarding proxy, never to an origin or into a tunnel.
+                wire.headers.remove(name: "Proxy-Authorization")
+            }
+            if let known = routing.preemptive, wantsPreemptiveAttempt { originHop.sending(preemptive: known) }
+            var expectation: DigestAuthorizer.Expectation?
+            if let (value, expected) = try originHop.authorization(for: request, uri: target) {
+                wire.headers.replaceOrAdd(name: "Authorization", value: value)
+                expectation = expected
+            }
+            state = .waitingForHead(forwardProxy: forwardProxy, expectation: expectation)
+        } catch {
+            return fail(error)
+        }
+        return .send(Exchange(request: wire, origin: origin, target: target, route: routing.route))
+    }
+
+    mutating func responseHead(_ response: HTTPResponse) -> Action {
+        guard case .waitingForHead(let forwardProxy, let expectation) = state else {
+            return impossible("responseHead")
+        }
+        let received = Received(response: response, forwardProxy: forwardProxy, expectation: expectation)
+        // The proxy's answer first: a 407 is its challenge; anything else means it took what was sent.
+        if let forwardProxy, received.proxyChallenged || proxyHop.attempt != nil {
+            state = .resolving(.proxy, received)
+            let step = proxyHop.received(
+                response,
+                challenged: received.proxyChallenged,
+                to: request,
+                origin: forwardProxy.origin
+            )
+            return proceed(step, .proxy, received)
+        }
+        return askOrigin(received)
+    }
+
+    mutating func credentialFound(_ found: (Credential, ChallengeTrace.Responder)?) -> Action {
+        guard case .resolving(let party, let received) = state else { return impossible("credentialFound") }
+        let url = request.url
+        return proceed(withHop(party) { $0.credentialFound(found, url: url) }, party, received)
+    }
+
+    mutating func challengeAnswered(_ answer: DelegateAnswer) -> Action {
+        guard case .resolving(let party, let received) = state else { return impossible("challengeAnswered") }
+        let url = request.url
+        return proceed(withHop(party) { $0.answered(answer, url: url) }, party, received)
+    }
+
+    /// The delegates' answer to ``Action/decideRedirect(_:proposed:)``: the request to follow, or
+    /// nil to deliver the redirect response itself.
+    mutating func redirectDecided(_ decided: HTTPRequest?) -> Action {
+        guard case .decidingRedirect(let received, let check) = state else { return impossible("redirectDecided") }
+        guard let decided else {
+            state = .delivering(received.response)
+            return .deliver(received.response, check)
+        }
+        redirects += 1
+        guard redirects <= settings.maximumRedirects else {
+            return fail(
+                SesameError(
+                    .tooManyRedirects,
+                    "more than \(settings.maximumRedirects) redirects, the last to \(decided.url.redactedDescription)"
+                )
+            )
+        }
+        guard let next = Origin(decided.url) else {
+            return fail(
+                SesameError(.unsupportedURL, "'\(decided.url.redactedDescription)' is not an absolute http or https URL")
+            )
+        }
+        var followed = decided
+        // Credentials never go along to another origin, even when a delegate put them back.
+        if next != origin {
+            for name in RedirectPolicy.originBoundHeaders { followed.headers.remove(name: name) }
+        }
+        (request, origin, target) = (followed, next, HTTP1Exchange.target(of: followed.url))
+        effects.append(.redirected(status: received.response.status, to: followed.url))
+        state = .routing
+        return .followRedirect(followed)
+    }
+
+    mutating func bodyFinished() -> Action {
+        guard case .delivering(let response) = state else { return impossible("bodyFinished") }
+        state = .finished
+        return .complete(response)
+    }
+
+    /// Anything the driver was doing failed (the send, a look-up, the body, the delegate's
+    /// cancellation): the task ends with `error`.
+    mutating func failed(_ error: any Error) -> Action {
+        if case .finished = state { return impossible("failed") }
+        return fail(error)
+    }
+
+    /// Removes and returns what the driver must do besides the next action, in order.
+    mutating func takeEffects() -> [TaskEffect] {
+        var all = proxyHop.takeEffects()
+        all += originHop.takeEffects()
+        guard !effects.isEmpty else { return all }
+        defer { effects = [] }
+        return all + effects
+    }
+
+    // MARK: - Transitions
+
+    private mutating func askOrigin(_ received: Received) -> Action {
+        let challenged = received.response.status == 401
+        // Most responses neither challenge nor answer a credential just sent: nothing to resolve.
+        guard !received.proxyChallenged, challenged || originHop.attempt != nil else { return settled(received) }
+        state = .resolving(.origin, received)
+        let step = originHop.received(received.response, challenged: challenged, to: request, origin: origin)
+        return proceed(step, .origin, received)
+    }
+
+    private mutating func proceed(_ step: AuthHop.Step, _ party: AuthHop.Party, _ received: Received) -> Action {
+        switch step {
+        case .lookUpCredential(let space):
+            return .lookUpCredential(space)
+        case .ask(let entry, let challenge):
+            return .ask(entry, challenge)
+        case .fail(let error):
+            return fail(error)
+        case .retry where request.body?.isReplayable ?? true:
+            state = .routing
+            return .route
+        case .retry:
+            // A streamed body is gone once sent: the challenge response is the answer.
+            let status = received.response.status
+            effects.append(.problem("a streamed body cannot be sent again with credentials; the \(status) is delivered"))
+            return settled(received)
+        case .deliver where party == .proxy && !received.proxyChallenged:
+            proxyHop.clearAttempt()
+            return askOrigin(received)
+        case .deliver:
+            return settled(received)
+        }
+    }
+
+    /// No party asks for more: check Digest's `Authentication-Info`, then follow or deliver.
+    private mutating func settled(_ received: Received) -> Action {
+        let response = received.response
+        var check: DigestBodyCheck?
+        if !received.proxyChallenged {
+            do {
+                check = try Self.authenticationInfoCheck(response, originHop.attempt, received.expectation)
+            } catch {
+                return fail(error)
+            }
+            originHop.clearAttempt()
+        }
+        if settings.followsRedirects, let next = RedirectPolicy.nextRequest(after: response, for: request) {
+            state = .decidingRedirect(received, check)
+            return .decideRedirect(response, proposed: next)
+        }
+        state = .delivering(response)
+        return .deliver(response, check)
+    }
+
+    /// Checks a Digest response's `Authentication-Info` (a wrong `rspauth` throws; a `nextnonce`
+    /// is taken). For `auth-int` the check needs the body: it is returned, to run as the body passes.
+    private static func authenticationInfoCheck(
+        _ response: HTTPResponse,
+        _ attempt: ChallengeResolver.Attempt?,
+        _ expectation: DigestAuthorizer.Expectation?
+    ) throws -> DigestBodyCheck? {
+        guard response.status != 401, let attempt, case .digest(let digest) = attempt.authorizer,
+            let expectation, let info = response.headers["Authentication-Info"]
+        else { return nil }
+        if expectation.qop == "auth-int" {
+            return DigestBodyCheck(authorizer: digest, info: info, expectation: expectation)
+        }
+        try digest.verify(info, expectation: expectation)
+        return nil
+    }
+
+    private mutating func withHop(_ party: AuthHop.Party, _ body: (inout AuthHop) -> AuthHop.Step) -> AuthHop.Step {
+        switch party {
+        case .origin: body(&originHop)
+        case .proxy: body(&proxyHop)
+        }
+    }
+
+    private mutating func fail(_ error: any Error) -> Action {
+        state = .finished
+        return .fail(error)
+    }
+
+    private mutating func impossible(_ event: String) -> Action {
+        assertionFailure("TaskStateMachine: \(event) cannot happen in state \(state)")
+        return fail(SesameError(.internalError, "the task's state machine got \(event) in state \(state)"))
+    }
+}
