@@ -13,14 +13,25 @@ enum ExitCode: Int32 {
     case httpError = 8
     case protocolError = 9
 
-    /// The exit code for an error met before any request went out (reading the options' files):
-    /// a usage error, or a failure of the input (exit 1), never a network, trust or
-    /// authentication code.
-    init(setUpError error: SesameError) {
-        self = ExitCode(error) == .usage ? .usage : .failure
+    /// The exit code any error deserves, by its cause. `settingUp` is true for errors met before
+    /// any request went out (reading the options' files): those are the user's input failing,
+    /// exit 1 (or 2 for a usage error, 5 for a client certificate or key), never a network,
+    /// trust or authentication code.
+    init(_ error: any Error, settingUp: Bool = false) {
+        switch error {
+        case is Arguments.UsageError:
+            self = .usage
+        case is FetchConnectionOptions.IdentityError:
+            self = .clientCertificate
+        case let error as SesameError:
+            let code = ExitCode(error)
+            self = settingUp ? (code == .usage ? .usage : .failure) : code
+        default:
+            self = .failure
+        }
     }
 
-    /// The exit code for a library error.
+    /// The exit code for a library error met while fetching.
     init(_ error: SesameError) {
         switch error.code {
         case .nameResolutionFailed, .connectFailed, .connectTimeout, .timeout, .connectionClosed, .connectionReset,

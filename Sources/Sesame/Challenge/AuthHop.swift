@@ -115,7 +115,12 @@ struct AuthHop: Sendable {
 
     /// The response to the request just sent. `challenged` is true for this party's status (401
     /// for the origin, 407 for a proxy); `origin` is the party's own (the server's, or the proxy's).
-    mutating func received(_ response: HTTPResponse, challenged: Bool, to request: HTTPRequest, origin: Origin)
+    mutating func received(
+        _ response: HTTPResponse,
+        challenged: Bool,
+        to request: HTTPRequest,
+        origin: Origin
+    )
         -> Step
     {
         if let url = consentURL {

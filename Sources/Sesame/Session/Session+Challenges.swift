@@ -63,7 +63,11 @@ extension Session {
     /// delegate does not implement runs Sesame's default, which marks the challenge: that is
     /// `.notImplemented`, never an answer. Otherwise the first answer counts, whether it came
     /// through the sender, the completion handler or the return value.
-    func ask(_ entry: DelegateChain.Entry, _ challenge: AuthenticationChallenge, task: SessionTask?) async
+    func ask(
+        _ entry: DelegateChain.Entry,
+        _ challenge: AuthenticationChallenge,
+        task: SessionTask?
+    ) async
         -> DelegateAnswer
     {
         let owner = entry.owner == .taskDelegate ? task?.delegate : delegate

@@ -61,7 +61,8 @@ extension Session {
                 reader = nil
                 action = machine.routed(try routing(for: machine))
             case .send(let exchange):
-                let cookies = machine.request.handlesCookies && configuration.handlesCookies ? configuration.cookieStore : nil
+                let cookies =
+                    machine.request.handlesCookies && configuration.handlesCookies ? configuration.cookieStore : nil
                 var wire = exchange.request
                 if let cookies, !wire.headers.contains("Cookie"), let header = cookies.cookieHeader(for: wire.url) {
                     wire.headers.add(name: "Cookie", value: header)

@@ -245,7 +245,10 @@ struct TaskStateMachine {
         }
         guard let next = Origin(decided.url) else {
             return fail(
-                SesameError(.unsupportedURL, "'\(decided.url.redactedDescription)' is not an absolute http or https URL")
+                SesameError(
+                    .unsupportedURL,
+                    "'\(decided.url.redactedDescription)' is not an absolute http or https URL"
+                )
             )
         }
         var followed = decided
@@ -306,7 +309,9 @@ struct TaskStateMachine {
         case .retry:
             // A streamed body is gone once sent: the challenge response is the answer.
             let status = received.response.status
-            effects.append(.problem("a streamed body cannot be sent again with credentials; the \(status) is delivered"))
+            effects.append(
+                .problem("a streamed body cannot be sent again with credentials; the \(status) is delivered")
+            )
             return settled(received)
         case .deliver where party == .proxy && !received.proxyChallenged:
             proxyHop.clearAttempt()

@@ -66,12 +66,10 @@ enum CredentialsCommand {
                 throw Arguments.UsageError(description: "sesame credentials needs list, add, remove or default")
             }
             return .ok
-        } catch let error as Arguments.UsageError {
-            Output.error("\(error)")
-            return .usage
         } catch {
+            // Nothing goes over the network here: a store or input problem (1) or a usage error (2).
             Output.error("\(error)")
-            return .failure
+            return ExitCode(error, settingUp: true)
         }
     }
 

@@ -12,43 +12,43 @@ enum DemoCommand {
 
     static let steps: [Step] = [
         Step(name: "basic", summary: "HTTP Basic answered by the seeds' Listing 4-1, then sent preemptively") {
-            try await DemoChallengeSteps.basic($0)
+            try await DemoPasswordSteps.basic($0)
         },
         Step(name: "digest", summary: "Digest SHA-256 chosen over Basic, rspauth checked, reused with nc+1") {
-            try await DemoChallengeSteps.digest($0)
+            try await DemoPasswordSteps.digest($0)
         },
         Step(
             name: "wrong-password",
             summary: "a wrong password is tried at most three times, then the 401 is delivered"
         ) {
-            try await DemoMoreSteps.wrongPassword($0)
+            try await DemoPasswordSteps.wrongPassword($0)
         },
         Step(name: "server-trust", summary: "a server-trust decision made asynchronously while the handshake waits") {
-            try await DemoSteps.serverTrust($0)
+            try await DemoTrustSteps.serverTrust($0)
         },
         Step(name: "untrusted", summary: "default handling rejects an untrusted server before any request byte") {
-            try await DemoSteps.untrusted($0)
+            try await DemoTrustSteps.untrusted($0)
         },
         Step(
             name: "bundled-certificate",
             summary: "trusting a self-signed server by comparing with a bundled certificate"
         ) {
-            try await DemoSteps.bundledCertificate($0)
+            try await DemoTrustSteps.bundledCertificate($0)
         },
         Step(name: "pinning", summary: "a public-key pin set passes, then refuses a rotated key and reports it") {
-            try await DemoChallengeSteps.pinning($0)
+            try await DemoTrustSteps.pinning($0)
         },
         Step(name: "client-certificate", summary: "a client certificate from PKCS#12 answers the server's request") {
-            try await DemoMoreSteps.clientCertificate($0)
+            try await DemoClientCertificateSteps.clientCertificate($0)
         },
         Step(name: "proxy", summary: "an authenticating HTTPS proxy: 407 answered, CONNECT, TLS inside TLS") {
-            try await DemoMoreSteps.proxy($0)
+            try await DemoProxySteps.proxy($0)
         },
         Step(name: "permanent", summary: "a permanent credential stored in a file and reused by a later run") {
-            try await DemoMoreSteps.permanent($0)
+            try await DemoStorageSteps.permanent($0)
         },
         Step(name: "resumption", summary: "a resumed TLS session still goes through the trust decision") {
-            try await DemoSteps.resumption($0)
+            try await DemoTrustSteps.resumption($0)
         },
     ]
 
@@ -134,6 +134,20 @@ final class DemoContext: Sendable {
             throw DemoFailure("no URL for port \(port) and path \(path)")
         }
         return url
+    }
+
+    /// A session trusting the demo's private root, with a fresh in-memory credential storage,
+    /// that says each password challenge and who answered it.
+    func session(delegate: (any SessionTaskDelegate)?) -> Session {
+        var configuration = SessionConfiguration.default
+        configuration.tls = privateAnchorConfiguration
+        configuration.credentialStorage = CredentialStorage()
+        configuration.eventObserver = { [self] event in
+            if case .challenge(let trace) = event, trace.protectionSpace.authenticationMethod != .serverTrust {
+                say("challenge \(trace)")
+            }
+        }
+        return Session(configuration: configuration, delegate: delegate)
     }
 
     func cleanUp() { try? FileManager.default.removeItem(at: directory) }

@@ -17,6 +17,7 @@ final class FetchAuthentication: Sendable {
         preemptiveBasic = options.basicOnly && options.user != nil
         storage = options.credentialStore.map { CredentialStorage(fileURL: URL(fileURLWithPath: $0)) } ?? .shared
         saves = options.saveCredentials
+        methods = options.basicOnly ? [.httpBasic] : options.digestOnly ? [.httpDigest] : nil
     }
 
     /// Records a challenge trace (called from the session's event observer).
@@ -24,15 +25,14 @@ final class FetchAuthentication: Sendable {
         if case .challenge(let trace) = event { traces.append(trace) }
     }
 
-    /// Puts the credential where the session finds it: in the URL's user info (used first when a
-    /// challenge comes, before anything stored), or as a Basic header with `--basic`.
-    func apply(to configuration: inout SessionConfiguration, request: inout HTTPRequest, options: FetchOptions) throws {
-        configuration.credentialStorage = storage
-        if options.digestOnly { configuration.authenticationMethods = [.httpDigest] }
-        if options.basicOnly { configuration.authenticationMethods = [.httpBasic] }
-        configuration.usesNetrc = options.usesNetrc
-        configuration.netrcFile = options.netrcFile.map { URL(fileURLWithPath: $0) }
-        guard let user, let password else { return }
+    /// The schemes answered: `--basic` or `--digest` alone, else every scheme.
+    let methods: Set<AuthenticationMethod>?
+
+    /// `request` with the credential where the session finds it: in the URL's user info (used
+    /// first when a challenge comes, before anything stored), or as a Basic header with `--basic`.
+    func offering(to request: HTTPRequest) throws -> HTTPRequest {
+        var request = request
+        guard let user, let password else { return request }
         if request.url.scheme?.lowercased() == "http" {
             // Typed on the command line for an http URL: the user chose this for that URL's origin
             // (the password in the URL is the consent), never for the hosts a redirect leads to.
@@ -45,12 +45,13 @@ final class FetchAuthentication: Sendable {
                 name: "Authorization",
                 value: try BasicAuthentication.authorization(user: user, password: password)
             )
-            return
+            return request
         }
-        guard var components = URLComponents(url: request.url, resolvingAgainstBaseURL: true) else { return }
+        guard var components = URLComponents(url: request.url, resolvingAgainstBaseURL: true) else { return request }
         components.user = user
         components.password = password
         if let url = components.url { request.url = url }
+        return request
     }
 
     /// The protection space the credential was accepted for, if it was used.

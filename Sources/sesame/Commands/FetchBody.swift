@@ -1,9 +1,12 @@
 import Foundation
 import Sesame
 
-/// The request body options of a fetch: `-d`-family (form), `-F/--form` (multipart), `--json`.
+/// The request a fetch sends: its URL, `-X`, `-H`, and the body options: `-d`-family (form), `-F/--form` (multipart), `--json`.
 enum FetchBody {
-    static func apply(to request: inout HTTPRequest, _ options: FetchOptions) throws {
+    /// The request the options describe: URL, method, headers and body.
+    static func request(_ options: FetchOptions) throws -> HTTPRequest {
+        // safe: parse() refuses options without a URL.
+        var request = HTTPRequest(url: options.url!)
         let hasContentType = options.headers.contains { $0.0.lowercased() == "content-type" }
         if let data = options.data {
             request.method = "POST"
@@ -23,6 +26,9 @@ enum FetchBody {
             for part in options.formParts { try add(part, to: &form) }
             form.apply(to: &request)
         }
+        if let method = options.method { request.method = method }
+        for (name, value) in options.headers { request.headers.add(name: name, value: value) }
+        return request
     }
 
     /// curl's `-F`: `name=text`, `name=<file` (a text field read from a file),

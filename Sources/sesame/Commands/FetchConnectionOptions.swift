@@ -9,11 +9,6 @@ enum FetchConnectionOptions {
         let description: String
     }
 
-    static func apply(to configuration: inout SessionConfiguration, _ options: FetchOptions) throws {
-        if let identity = try identity(options) { configuration.clientIdentities = ["*": identity] }
-        try configureProxy(&configuration, options)
-    }
-
     /// curl's `-E FILE[:PASSWORD]` (a `\:` in the file name is a colon), `--cert-type` (default:
     /// P12 for `.p12`/`.pfx` files, else PEM), `--key` (default: the certificate file) and `--pass`.
     static func identity(_ options: FetchOptions) throws -> Identity? {
@@ -54,24 +49,24 @@ enum FetchConnectionOptions {
         return (file, nil)
     }
 
-    private static func configureProxy(_ configuration: inout SessionConfiguration, _ options: FetchOptions) throws {
-        if let proxy = options.proxy {
-            configuration.proxy = proxy.isEmpty ? .none : ProxyConfiguration(proxy: proxy)
-        }
-        if let list = options.noProxy { configuration.proxy.noProxy = NoProxyList(list) }
-        configuration.proxyAuthenticationMethods = options.proxyMethods
-        guard let proxyUser = options.proxyUser else { return }
-        guard configuration.proxy.httpProxy != nil || configuration.proxy.httpsProxy != nil else {
+    /// The proxies (`-x` over the environment's, `--noproxy`, `-U` written into the proxy URLs)
+    /// and the schemes answered for them.
+    static func proxy(
+        _ options: FetchOptions,
+        from environment: ProxyConfiguration = SessionConfiguration.default.proxy
+    ) throws -> (ProxyConfiguration, Set<AuthenticationMethod>?) {
+        var proxy = environment
+        if let given = options.proxy { proxy = given.isEmpty ? .none : ProxyConfiguration(proxy: given) }
+        if let list = options.noProxy { proxy.noProxy = NoProxyList(list) }
+        guard let proxyUser = options.proxyUser else { return (proxy, options.proxyMethods) }
+        guard proxy.httpProxy != nil || proxy.httpsProxy != nil else {
             Output.error("warning: -U was given but no proxy is set (-x or the environment)")
-            return
+            return (proxy, options.proxyMethods)
         }
         let password = try proxyUser.resolvedPassword()
-        configuration.proxy.httpProxy = try configuration.proxy.httpProxy.map {
-            try withUserInfo($0, user: proxyUser.user, password: password)
-        }
-        configuration.proxy.httpsProxy = try configuration.proxy.httpsProxy.map {
-            try withUserInfo($0, user: proxyUser.user, password: password)
-        }
+        proxy.httpProxy = try proxy.httpProxy.map { try withUserInfo($0, user: proxyUser.user, password: password) }
+        proxy.httpsProxy = try proxy.httpsProxy.map { try withUserInfo($0, user: proxyUser.user, password: password) }
+        return (proxy, options.proxyMethods)
     }
 
     /// The proxy URL with `user:password` in it (the session sends them to that proxy only).

@@ -31,11 +31,6 @@ struct FetchCookies {
         self.literal = literal
     }
 
-    func apply(to configuration: inout SessionConfiguration, request: inout HTTPRequest) {
-        configuration.cookieStore = store
-        if let literal, !request.headers.contains("Cookie") { request.headers.add(name: "Cookie", value: literal) }
-    }
-
     /// Writes the jar; a message when that failed.
     func save() -> String? {
         guard let jar, let store else { return nil }

@@ -29,15 +29,9 @@ enum TrustCommand {
                 let host = url.host(percentEncoded: false)
             else { throw Arguments.UsageError(description: "usage: sesame trust https://HOST[:PORT]/ [--cacert FILE]") }
             return try await explain(url: url, host: host, values: values, json: switches.contains("--json"))
-        } catch let error as Arguments.UsageError {
-            Output.error("\(error)")
-            return .usage
-        } catch let error as SesameError {
-            Output.error("\(error)")
-            return ExitCode(error)
         } catch {
             Output.error("\(error)")
-            return .failure
+            return ExitCode(error)
         }
     }
 

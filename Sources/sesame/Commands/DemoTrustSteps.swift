@@ -2,8 +2,9 @@ import Foundation
 import Sesame
 import SesameTesting
 
-/// The demo's steps, each against its own loopback server.
-enum DemoSteps {
+/// The demo's server-trust steps: asynchronous decisions, default handling, a bundled
+/// certificate, pinning, and resumed sessions.
+enum DemoTrustSteps {
     static func serverTrust(_ demo: DemoContext) async throws {
         let server = try LocalServer(.init(identity: try demo.pki.leaf()))
         defer { server.shutdown() }
@@ -72,6 +73,42 @@ enum DemoSteps {
         let connection = try await Connection.connect(host: "localhost", port: server.port, hooks: hooks)
         let body = try await request(connection)
         try expect(body.hasPrefix("hello"), "unexpected response \(body)")
+    }
+
+    static func pinning(_ demo: DemoContext) async throws {
+        let server = try LocalServer(.init(identity: try demo.pki.leaf()))
+        defer { server.shutdown() }
+        let intermediatePin = "sha256/" + demo.pki.intermediate.certificate.publicKey.sha256Pin
+        let backupPin = "sha256/" + Data(repeating: 0x42, count: 32).base64EncodedString()
+        let reports = LockedValue<[String]>([])
+        let pins = try PinSet(
+            [.init(host: "localhost", pins: [intermediatePin, backupPin])],
+            report: { report in reports.withLock { $0.append(report.json) } }
+        )
+        var configuration = SessionConfiguration.default
+        configuration.tls = demo.privateAnchorConfiguration
+        configuration.serverTrustManager = ServerTrustManager(evaluators: ["localhost": pins])
+        let (_, response) = try await Session(configuration: configuration)
+            .data(from: try demo.url(port: server.port, path: "/"))
+        demo.say("pinned to the intermediate's key \(intermediatePin.prefix(20))…: \(response.status)")
+        try expect(response.status == 200, "status \(response.status)")
+
+        // The server rotates to a key from another CA: the same pins refuse it, and a report goes out.
+        let rotated = try LocalServer(.init(identity: try demo.pki.untrustedLeaf()))
+        defer { rotated.shutdown() }
+        var rotatedConfiguration = configuration
+        rotatedConfiguration.tls.trustRoots = .anchors([demo.pki.root.certificate, demo.pki.untrustedRoot.certificate])
+        do {
+            _ = try await Session(configuration: rotatedConfiguration)
+                .data(from: try demo.url(port: rotated.port, path: "/"))
+            throw DemoFailure("a rotated key passed the pins")
+        } catch let error as SesameError {
+            demo.say("rotated key: \(error)")
+            try expect(error.code == .serverTrustRejected, "wrong error \(error)")
+        }
+        let report = reports.withLock { $0.last } ?? ""
+        demo.say("pin failure report: \(report.prefix(160))…")
+        try expect(!report.isEmpty, "no report")
     }
 
     static func resumption(_ demo: DemoContext) async throws {

@@ -2,8 +2,9 @@ import Foundation
 import Sesame
 import SesameTesting
 
-/// The demo's authentication and pinning steps, through sessions and delegates.
-enum DemoChallengeSteps {
+/// The demo's HTTP authentication steps: Basic answered by the seeds' Listing 4-1, Digest, and
+/// the failure limit.
+enum DemoPasswordSteps {
     /// Answers with the seeds' Listing 4-1 logic: a credential the first time, cancel after a
     /// failure. With `cancelsAfterAFailure` false it keeps answering, to show the failure limit.
     final class Listing41: SessionTaskDelegate {
@@ -33,18 +34,6 @@ enum DemoChallengeSteps {
         }
     }
 
-    static func makeSession(_ demo: DemoContext, delegate: (any SessionTaskDelegate)?) -> Session {
-        var configuration = SessionConfiguration.default
-        configuration.tls = demo.privateAnchorConfiguration
-        configuration.credentialStorage = CredentialStorage()
-        configuration.eventObserver = { event in
-            if case .challenge(let trace) = event, trace.protectionSpace.authenticationMethod != .serverTrust {
-                demo.say("challenge \(trace)")
-            }
-        }
-        return Session(configuration: configuration, delegate: delegate)
-    }
-
     static func basic(_ demo: DemoContext) async throws {
         let gate = BasicAuthGate(realm: "Sesame Demo", users: ["ada": "123£"])
         var configuration = LocalServer.Configuration(identity: try demo.pki.leaf())
@@ -52,7 +41,7 @@ enum DemoChallengeSteps {
         let server = try LocalServer(configuration)
         defer { server.shutdown() }
         let delegate = Listing41(Credential(user: "ada", password: "123£", persistence: .forSession), demo)
-        let session = makeSession(demo, delegate: delegate)
+        let session = demo.session(delegate: delegate)
         for path in ["/reports/1", "/reports/2"] {
             let (data, response) = try await session.data(from: try demo.url(port: server.port, path: path))
             demo.say("GET \(path): \(response.status) \(String(decoding: data, as: UTF8.self))")
@@ -62,8 +51,7 @@ enum DemoChallengeSteps {
         try expect(server.requests.count == 3, "\(server.requests.count) requests")
 
         // A wrong password: Listing 4-1 cancels at previousFailureCount 1.
-        let wrong = makeSession(
-            demo,
+        let wrong = demo.session(
             delegate: Listing41(Credential(user: "ada", password: "nope", persistence: .none), demo)
         )
         do {
@@ -84,8 +72,7 @@ enum DemoChallengeSteps {
         configuration.handler = { request in gate.respond(request) }
         let server = try LocalServer(configuration)
         defer { server.shutdown() }
-        let session = makeSession(
-            demo,
+        let session = demo.session(
             delegate: Listing41(Credential(user: "ada", password: "s3cret", persistence: .forSession), demo)
         )
         for path in ["/a/1", "/a/2", "/a/3"] {
@@ -105,39 +92,23 @@ enum DemoChallengeSteps {
         try expect(server.requests.count == 4, "\(server.requests.count) requests")
     }
 
-    static func pinning(_ demo: DemoContext) async throws {
-        let server = try LocalServer(.init(identity: try demo.pki.leaf()))
+    static func wrongPassword(_ demo: DemoContext) async throws {
+        let gate = BasicAuthGate(realm: "Sesame Demo", users: ["ada": "right"])
+        var configuration = LocalServer.Configuration(identity: try demo.pki.leaf())
+        configuration.handler = { request in gate.check(request) ?? .text("hello") }
+        let server = try LocalServer(configuration)
         defer { server.shutdown() }
-        let intermediatePin = "sha256/" + demo.pki.intermediate.certificate.publicKey.sha256Pin
-        let backupPin = "sha256/" + Data(repeating: 0x42, count: 32).base64EncodedString()
-        let reports = LockedValue<[String]>([])
-        let pins = try PinSet(
-            [.init(host: "localhost", pins: [intermediatePin, backupPin])],
-            report: { report in reports.withLock { $0.append(report.json) } }
+        let delegate = DemoPasswordSteps.Listing41(
+            Credential(user: "ada", password: "wrong", persistence: .none),
+            demo,
+            cancelsAfterAFailure: false
         )
-        var configuration = SessionConfiguration.default
-        configuration.tls = demo.privateAnchorConfiguration
-        configuration.serverTrustManager = ServerTrustManager(evaluators: ["localhost": pins])
-        let (_, response) = try await Session(configuration: configuration)
-            .data(from: try demo.url(port: server.port, path: "/"))
-        demo.say("pinned to the intermediate's key \(intermediatePin.prefix(20))…: \(response.status)")
-        try expect(response.status == 200, "status \(response.status)")
-
-        // The server rotates to a key from another CA: the same pins refuse it, and a report goes out.
-        let rotated = try LocalServer(.init(identity: try demo.pki.untrustedLeaf()))
-        defer { rotated.shutdown() }
-        var rotatedConfiguration = configuration
-        rotatedConfiguration.tls.trustRoots = .anchors([demo.pki.root.certificate, demo.pki.untrustedRoot.certificate])
-        do {
-            _ = try await Session(configuration: rotatedConfiguration)
-                .data(from: try demo.url(port: rotated.port, path: "/"))
-            throw DemoFailure("a rotated key passed the pins")
-        } catch let error as SesameError {
-            demo.say("rotated key: \(error)")
-            try expect(error.code == .serverTrustRejected, "wrong error \(error)")
-        }
-        let report = reports.withLock { $0.last } ?? ""
-        demo.say("pin failure report: \(report.prefix(160))…")
-        try expect(!report.isEmpty, "no report")
+        let session = demo.session(delegate: delegate)
+        let (_, response) = try await session.data(from: try demo.url(port: server.port, path: "/"))
+        demo.say(
+            "after \(server.requests.count) requests the 401 is delivered: the session stops asking at the failure limit (\(session.configuration.maximumAuthenticationFailures))"
+        )
+        try expect(response.status == 401, "status \(response.status)")
+        try expect(server.requests.count == 4, "\(server.requests.count) requests (1 + 3 attempts expected)")
     }
 }

@@ -1,0 +1,343 @@
+import Foundation
+import Testing
+
+@testable import Sesame
+
+/// The task's journey without I/O: every action the machine asks for, for each event in each
+/// state, and the effects it leaves for the driver.
+@Suite struct TaskStateMachineTests {
+    static let page = URL(string: "https://h.test/a/page")!
+    static let basicChallenge: HTTPHeaders = ["WWW-Authenticate": "Basic realm=\"r\""]
+
+    func machine(
+        _ request: HTTPRequest = HTTPRequest(url: page),
+        taskDelegate: Bool = false,
+        sessionDelegate: Bool = true,
+        _ adjust: (inout SessionConfiguration) -> Void = { _ in }
+    ) -> TaskStateMachine {
+        var configuration = SessionConfiguration.default
+        configuration.eventObserver = { _ in }
+        adjust(&configuration)
+        let origin = Origin(request.url)!
+        return TaskStateMachine(
+            request: request,
+            origin: origin,
+            target: HTTP1Exchange.target(of: request.url),
+            settings: TaskStateMachine.Settings(configuration),
+            task: SessionTask(request: request, delegate: nil),
+            hasTaskDelegate: taskDelegate,
+            hasSessionDelegate: sessionDelegate
+        )
+    }
+
+    func response(_ status: Int, _ headers: HTTPHeaders = [:], url: URL = page) -> HTTPResponse {
+        HTTPResponse(status: status, reason: "", headers: headers, url: url)
+    }
+
+    let direct = TaskStateMachine.Routing(route: .direct)
+
+    func miss(_ comment: Comment, _ where: SourceLocation = #_sourceLocation) {
+        Issue.record(comment, sourceLocation: `where`)
+    }
+
+    /// The request `action` sends, or a recorded issue.
+    func sent(_ action: TaskStateMachine.Action, _ where: SourceLocation = #_sourceLocation) -> HTTPRequest? {
+        guard case .send(let exchange) = action else {
+            Issue.record("expected a send, got \(action)", sourceLocation: `where`)
+            return nil
+        }
+        return exchange.request
+    }
+
+    func isRoute(_ action: TaskStateMachine.Action) -> Bool {
+        if case .route = action { return true }
+        return false
+    }
+
+    /// Drives a fresh machine to the head of its first response.
+    func sendFirst(_ machine: inout TaskStateMachine, _ routing: TaskStateMachine.Routing? = nil) -> HTTPRequest? {
+        #expect(isRoute(machine.start()))
+        return sent(machine.routed(routing ?? direct))
+    }
+
+    @Test func aPlainRequestGoesOutOnceAndCompletes() throws {
+        var machine = machine()
+        let request = try #require(sendFirst(&machine))
+        #expect(!request.headers.contains("Authorization"))
+        guard case .deliver(let delivered, let check) = machine.responseHead(response(200)) else {
+            Issue.record("not delivered")
+            return
+        }
+        #expect(delivered.status == 200 && check == nil)
+        guard case .complete(let final) = machine.bodyFinished() else {
+            Issue.record("not complete")
+            return
+        }
+        #expect(final.status == 200)
+        #expect(machine.takeEffects().isEmpty)
+    }
+
+    @Test func aKnownCredentialGoesOutPreemptivelyAndIsNotKeptAgain() throws {
+        var machine = machine()
+        #expect(machine.wantsPreemptiveAttempt)
+        let known = try #require(attempt(for: ada, responder: .preemptive))
+        var routing = direct
+        routing.preemptive = known
+        let request = try #require(sendFirst(&machine, routing))
+        #expect(request.headers["Authorization"] == "Basic YWRhOnMzY3JldA==")
+        guard case .deliver = machine.responseHead(response(200)) else { return miss("not delivered") }
+        let effects = machine.takeEffects()
+        #expect(!effects.contains { if case .succeeded = $0 { true } else { false } })
+        #expect(effects.contains { if case .trace(let trace) = $0 { trace.responder == .preemptive } else { false } })
+    }
+
+    @Test func aRequestWithItsOwnAuthorizationWantsNoPreemptiveCredential() {
+        let own = HTTPRequest(url: Self.page, headers: ["Authorization": "Bearer t"])
+        #expect(!machine(own).wantsPreemptiveAttempt)
+    }
+
+    @Test func a401LooksUpThenWalksTheChainThenRetriesAndKeepsTheCredential() throws {
+        var machine = machine(taskDelegate: true)
+        _ = sendFirst(&machine)
+        guard case .lookUpCredential(let space) = machine.responseHead(response(401, Self.basicChallenge)) else {
+            return miss("no look-up")
+        }
+        #expect(space.realm == "r" && space.authenticationMethod == .httpBasic)
+        var asked: [DelegateChain.Entry] = []
+        var action = machine.credentialFound(nil)
+        while case .ask(let entry, _) = action {
+            asked.append(entry)
+            // Only the session delegate's session-level method implements it.
+            action = machine.challengeAnswered(
+                entry.owner == .sessionDelegate && entry.method == .sessionLevel
+                    ? .answered(.useCredential, ada) : .notImplemented
+            )
+        }
+        #expect(
+            asked == [
+                .init(owner: .taskDelegate, method: .taskLevel), .init(owner: .sessionDelegate, method: .taskLevel),
+                .init(owner: .sessionDelegate, method: .sessionLevel),
+            ]
+        )
+        #expect(isRoute(action))
+        let retried = try #require(sent(machine.routed(direct)))
+        #expect(retried.headers["Authorization"] == "Basic YWRhOnMzY3JldA==")
+        guard case .deliver = machine.responseHead(response(200)) else { return miss("not delivered") }
+        let effects = machine.takeEffects()
+        let kept = effects.compactMap { effect -> URL? in
+            if case .succeeded(_, .origin(let url)) = effect { return url }
+            return nil
+        }
+        #expect(kept == [Self.page])
+        let answered = effects.compactMap { effect -> ChallengeTrace? in
+            if case .trace(let trace) = effect, trace.disposition == .useCredential { return trace }
+            return nil
+        }
+        #expect(answered.first?.responder == .sessionDelegate)
+        #expect(answered.first?.delegateMethod == .sessionLevel)
+    }
+
+    @Test func withNoDelegateA401GoesToDefaultHandlingAndIsDelivered() {
+        var machine = machine(sessionDelegate: false)
+        _ = sendFirst(&machine)
+        guard case .lookUpCredential = machine.responseHead(response(401, Self.basicChallenge)) else {
+            return miss("no look-up")
+        }
+        guard case .deliver(let delivered, _) = machine.credentialFound(nil) else {
+            return miss("not delivered")
+        }
+        #expect(delivered.status == 401)
+        let traces = machine.takeEffects().compactMap { if case .trace(let trace) = $0 { trace } else { nil } }
+        #expect(traces.map(\.responder) == [.defaultHandling])
+    }
+
+    @Test func aStoredCredentialIsSentWithoutAskingAndARefusalThenAsks() throws {
+        var machine = machine()
+        _ = sendFirst(&machine)
+        _ = machine.responseHead(response(401, Self.basicChallenge))
+        #expect(isRoute(machine.credentialFound((wrong, .storage))))
+        _ = sent(machine.routed(direct))
+        // Refused: the look-up comes again (for the proposed credential), then the delegates.
+        guard case .lookUpCredential = machine.responseHead(response(401, Self.basicChallenge)) else {
+            return miss("no look-up")
+        }
+        guard case .ask(_, let challenge) = machine.credentialFound((wrong, .storage)) else {
+            return miss("no question")
+        }
+        #expect(challenge.previousFailureCount == 1)
+        #expect(challenge.proposedCredential == wrong)
+        guard case .fail(let error) = machine.challengeAnswered(.answered(.cancelAuthenticationChallenge, nil)) else {
+            return miss("not failed")
+        }
+        #expect((error as? SesameError)?.code == .authenticationCancelled)
+    }
+
+    @Test func aFailedLookUpFailsTheTask() {
+        var machine = machine()
+        _ = sendFirst(&machine)
+        _ = machine.responseHead(response(401, Self.basicChallenge))
+        guard case .fail(let error) = machine.failed(SesameError(.credentialStoreCorrupt, "x")) else {
+            return miss("not failed")
+        }
+        #expect((error as? SesameError)?.code == .credentialStoreCorrupt)
+    }
+
+    @Test func aStreamedBodyIsNotSentAgainAndThe401IsDelivered() {
+        let stream = AsyncThrowingStream<[UInt8], any Error> { $0.finish() }
+        var machine = machine(HTTPRequest(url: Self.page, method: "PUT", body: .stream(length: nil, stream)))
+        _ = sendFirst(&machine)
+        _ = machine.responseHead(response(401, Self.basicChallenge))
+        guard case .deliver(let delivered, _) = machine.credentialFound((ada, .storage)) else {
+            return miss("not delivered")
+        }
+        #expect(delivered.status == 401)
+        #expect(machine.takeEffects().contains { if case .problem = $0 { true } else { false } })
+    }
+
+    @Test(arguments: [false, true])
+    func aRedirectIsDecidedThenFollowedWithoutCredentialsElsewhere(refused: Bool) throws {
+        var original = HTTPRequest(
+            url: Self.page,
+            headers: ["Authorization": "Bearer t", "Cookie": "c=1", "X-Kept": "y"]
+        )
+        original.method = "GET"
+        var machine = machine(original)
+        _ = sendFirst(&machine)
+        let redirect = response(302, ["Location": "https://other.test/next"])
+        guard case .decideRedirect(_, let proposed) = machine.responseHead(redirect) else {
+            return miss("no decision asked")
+        }
+        #expect(proposed.url.absoluteString == "https://other.test/next")
+        if refused {
+            guard case .deliver(let delivered, _) = machine.redirectDecided(nil) else {
+                return miss("not delivered")
+            }
+            #expect(delivered.status == 302)
+            return
+        }
+        // A delegate that puts the credential back does not get it sent to another origin.
+        guard case .followRedirect(let followed) = machine.redirectDecided(proposed) else {
+            return miss("not followed")
+        }
+        for name in ["Authorization", "Cookie"] { #expect(!followed.headers.contains(name)) }
+        #expect(followed.headers["X-Kept"] == "y")
+        #expect(machine.origin == Origin(URL(string: "https://other.test/")!))
+        let effects = machine.takeEffects()
+        #expect(effects.contains { if case .redirected(302, let url) = $0 { url == proposed.url } else { false } })
+        let next = try #require(sent(machine.routed(direct)))
+        #expect(next.url == proposed.url && !next.headers.contains("Authorization"))
+    }
+
+    @Test func redirectsStopAtTheLimit() {
+        var machine = machine { $0.maximumRedirects = 2 }
+        #expect(isRoute(machine.start()))
+        var last: TaskStateMachine.Action = .route
+        for hop in 0..<3 {
+            _ = sent(machine.routed(direct))
+            guard case .decideRedirect(_, let proposed) = machine.responseHead(response(301, ["Location": "/r\(hop)"]))
+            else { return miss("no decision asked") }
+            last = machine.redirectDecided(proposed)
+        }
+        guard case .fail(let error) = last else { return miss("not failed: \(last)") }
+        #expect((error as? SesameError)?.code == .tooManyRedirects)
+    }
+
+    @Test func withRedirectsOffTheRedirectIsDelivered() {
+        var machine = machine { $0.followsRedirects = false }
+        _ = sendFirst(&machine)
+        guard case .deliver(let delivered, _) = machine.responseHead(response(301, ["Location": "/x"])) else {
+            return miss("not delivered")
+        }
+        #expect(delivered.status == 301)
+    }
+
+    @Test func aForwardingProxyGetsItsOwnURLCredentialAndKeepsIt() throws {
+        let plain = URL(string: "http://origin.test/")!
+        var machine = machine(HTTPRequest(url: plain, headers: ["Proxy-Authorization": "leaked"]))
+        let (proxy, credential) = try ProxyEndpoint.parse("http://pu:pp@proxy.test:3128")
+        var routing = TaskStateMachine.Routing(route: .forward(proxy), proxyCredential: credential)
+        #expect(machine.wantsKnownAttempt(forProxy: proxy))
+        _ = sendFirst(&machine, routing)
+        let challenge: HTTPHeaders = ["Proxy-Authenticate": "Basic realm=\"p\""]
+        // The proxy URL's credential answers without a look-up or a question.
+        #expect(isRoute(machine.responseHead(response(407, challenge, url: plain))))
+        routing.knownProxyAttempt = nil
+        let retried = try #require(sent(machine.routed(routing)))
+        #expect(retried.headers["Proxy-Authorization"] == "Basic cHU6cHA=")
+        guard case .deliver = machine.responseHead(response(200, url: plain)) else {
+            return miss("not delivered")
+        }
+        let kept = machine.takeEffects().compactMap { effect -> ProxyEndpoint? in
+            if case .succeeded(_, .proxy(let endpoint)) = effect { return endpoint }
+            return nil
+        }
+        #expect(kept == [proxy])
+    }
+
+    @Test func proxyCredentialsNeverGoToAnOriginOrATunnel() throws {
+        var machine = machine(HTTPRequest(url: Self.page, headers: ["Proxy-Authorization": "Basic eA=="]))
+        let request = try #require(sendFirst(&machine))
+        #expect(!request.headers.contains("Proxy-Authorization"))
+    }
+
+    @Test func aProxyChallengeIsNotTheOriginsAndA401BehindTheProxyIs() throws {
+        let plain = URL(string: "http://origin.test/")!
+        var machine = machine(HTTPRequest(url: plain)) { $0.allowsCleartextPasswords = true }
+        let (proxy, _) = try ProxyEndpoint.parse("http://proxy.test:3128")
+        let routing = TaskStateMachine.Routing(route: .forward(proxy))
+        _ = sendFirst(&machine, routing)
+        // A 407 without a usable offer and no one to answer: delivered as it is, the origin untouched.
+        guard
+            case .lookUpCredential(let space) = machine.responseHead(
+                response(407, ["Proxy-Authenticate": "Basic realm=\"p\""], url: plain)
+            )
+        else { return miss("no look-up") }
+        #expect(space.isProxy)
+    }
+
+    @Test func failedEndsTheTaskFromAnyLiveState() {
+        var machine = machine()
+        _ = sendFirst(&machine)
+        guard case .fail = machine.failed(SesameError(.connectionReset, "x")) else { return miss("not failed") }
+    }
+
+    #if DEBUG
+    /// An event the current state cannot take is a bug in the driver: it stops a debug build.
+    @Test func anImpossibleEventTrapsInDebugBuilds() async {
+        await #expect(processExitsWith: .failure) {
+            var machine = TaskStateMachineTests().machine()
+            _ = machine.responseHead(TaskStateMachineTests().response(200))
+        }
+        await #expect(processExitsWith: .failure) {
+            var machine = TaskStateMachineTests().machine()
+            _ = machine.start()
+            _ = machine.bodyFinished()
+        }
+        await #expect(processExitsWith: .failure) {
+            var machine = TaskStateMachineTests().machine()
+            _ = machine.start()
+            _ = machine.routed(TaskStateMachine.Routing(route: .direct))
+            _ = machine.redirectDecided(nil)
+        }
+        await #expect(processExitsWith: .failure) {
+            var machine = TaskStateMachineTests().machine()
+            _ = machine.start()
+            _ = machine.challengeAnswered(.notImplemented)
+        }
+    }
+    #endif
+
+    func attempt(for credential: Credential, responder: ChallengeTrace.Responder) -> ChallengeResolver.Attempt? {
+        let space = ProtectionSpace(
+            host: "h.test",
+            port: 443,
+            protocol: "https",
+            realm: "r",
+            authenticationMethod: .httpBasic
+        )
+        let challenge = AuthChallengeParser.parse("Basic realm=\"r\"").challenges[0]
+        let offer = ChallengeOffer(space: space, challenge: challenge, digest: nil)
+        return try? ChallengeResolver.Attempt.make(credential, for: offer, responder: responder, bodyIsHashable: true)
+            .get()
+    }
+}
