@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .library(name: "Sesame", targets: ["Sesame"]),
         .library(name: "SesameTesting", targets: ["SesameTesting"]),
+        .library(name: "SesameNetworking", targets: ["SesameNetworking"]),
         .executable(name: "sesame", targets: ["sesame"]),
         .executable(name: "sesame-bench", targets: ["sesame-bench"]),
     ],
@@ -37,6 +38,11 @@ let package = Package(
             swiftSettings: strictSwift
         ),
         .target(
+            name: "SesameNetworking",
+            dependencies: ["Sesame"],
+            swiftSettings: strictSwift
+        ),
+        .target(
             name: "SesameTesting",
             dependencies: ["Sesame", "COpenSSL", "CSesameShims"],
             swiftSettings: strictSwift
@@ -57,6 +63,13 @@ let package = Package(
             // Read through #filePath by the conformance runner, not bundled.
             exclude: ["Trust/Limbo/limbo.json", "Trust/Limbo/openssl-3.0-baseline.json", "Trust/Limbo/NOTICE.md"],
             swiftSettings: strictSwift
+        ),
+        .testTarget(
+            // App code as it is written for Apple's platforms: Swift 5, NSObject delegates, no
+            // Sendable annotations, only `import SesameNetworking` for the URL loading system.
+            name: "SesameNetworkingTests",
+            dependencies: ["SesameNetworking", "SesameTesting"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         .testTarget(
             name: "SesameSoakTests",

@@ -52,7 +52,8 @@ public struct AuthenticationMethod: RawRepresentable, Hashable, Sendable, Codabl
     }
 
     /// Server trust, client certificates, Negotiate and NTLM concern a whole connection, so they
-    /// go to the session's delegate; the others go to the task's delegate first.
+    /// go to the session delegate's session-level method first; the others go to the task-level
+    /// method first (see the ChallengeFlow article).
     public var isSessionWide: Bool {
         self == .serverTrust || self == .clientCertificate || self == .negotiate || self == .ntlm
     }

@@ -1,0 +1,102 @@
+import Foundation
+import Sesame
+
+/// Starts one URLSession task on the session's Sesame engine, in the form its kind and its
+/// completion handler (or delegate) call for.
+struct TaskRunner {
+    let session: URLSession
+    let task: URLSessionTask
+
+    func start() {
+        let url = task.originalRequest?.url
+        var request: HTTPRequest
+        do {
+            // safe: a task is always made from a request.
+            request = try task.originalRequest!.sesameRequest()
+        } catch {
+            return session.finish(task, error: URLError.from(error, url: url))
+        }
+        if let file = task.bodyFile {
+            guard FileManager.default.isReadableFile(atPath: file.path) else {
+                return session.finish(
+                    task,
+                    error: URLError(.fileDoesNotExist, userInfo: [NSURLErrorFailingURLErrorKey: file])
+                )
+            }
+            request.body = .file(file)
+        }
+        let bridge = TaskBridge(owner: session, task: task)
+        let (session, task, engine) = (self.session, self.task, self.session.sesame)
+        switch (task.kind, task.completion) {
+        case (.download, _):
+            let location = FileManager.default.temporaryDirectory
+                .appendingPathComponent("CFNetworkDownload_\(UUID().uuidString).tmp")
+            let progress = Progress(session: session, task: task)
+            task.attach(
+                Task {
+                    do {
+                        let response = try await engine.download(for: request, to: location, delegate: bridge) {
+                            received,
+                            expected in progress.report(received, expected)
+                        }
+                        task.update(response: HTTPURLResponse(response))
+                        session.finish(task, error: nil, location: location)
+                    } catch {
+                        try? FileManager.default.removeItem(at: location)
+                        session.finish(task, error: URLError.from(error, url: url))
+                    }
+                }
+            )
+        case (_, .some):
+            task.attach(
+                Task {
+                    do {
+                        let (data, response) = try await engine.data(for: request, delegate: bridge)
+                        task.update(response: HTTPURLResponse(response))
+                        task.add(received: data.count)
+                        session.finish(task, error: nil, data: data)
+                    } catch {
+                        session.finish(task, error: URLError.from(error, url: url))
+                    }
+                }
+            )
+        case (_, nil):
+            let sesameTask = engine.dataTask(with: request, delegate: bridge)
+            task.attach(sesameTask)
+            sesameTask.resume()
+        }
+    }
+
+    /// `didWriteData` for a download's delegate, on the queue, in order.
+    final class Progress: @unchecked Sendable {
+        // @unchecked: `written` is only touched by the download's progress callback, in order.
+        let session: URLSession
+        let task: URLSessionTask
+        private var written: Int64 = 0
+
+        init(session: URLSession, task: URLSessionTask) {
+            self.session = session
+            self.task = task
+        }
+
+        func report(_ received: Int64, _ expected: Int64?) {
+            let delta = received - written
+            written = received
+            task.add(received: Int(delta))
+            guard let downloadTask = task as? URLSessionDownloadTask, task.completion == nil,
+                let delegate = session.downloadDelegate(for: task)
+            else { return }
+            let call = UncheckedBox(delegate)
+            let session = self.session
+            session.delegateQueue.addOperation {
+                call.value.urlSession(
+                    session,
+                    downloadTask: downloadTask,
+                    didWriteData: delta,
+                    totalBytesWritten: received,
+                    totalBytesExpectedToWrite: expected ?? -1
+                )
+            }
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import Sesame
+
+/// The answering side of a challenge (`URLAuthenticationChallengeSender`), for code that answers
+/// through `challenge.sender` as NSURLConnection's delegates do. With URLSession, the first
+/// answer counts, whether it came through the sender or the completion handler.
+public protocol URLAuthenticationChallengeSender: NSObjectProtocol {
+    func use(_ credential: URLCredential, for challenge: URLAuthenticationChallenge)
+    func continueWithoutCredential(for challenge: URLAuthenticationChallenge)
+    func cancel(_ challenge: URLAuthenticationChallenge)
+    func performDefaultHandling(for challenge: URLAuthenticationChallenge)
+    func rejectProtectionSpaceAndContinue(with challenge: URLAuthenticationChallenge)
+}
+
+extension URLAuthenticationChallengeSender {
+    public func performDefaultHandling(for challenge: URLAuthenticationChallenge) {
+        challenge.challenge.sender?.performDefaultHandling(for: challenge.challenge)
+    }
+    public func rejectProtectionSpaceAndContinue(with challenge: URLAuthenticationChallenge) {
+        challenge.challenge.sender?.rejectProtectionSpaceAndContinue(with: challenge.challenge)
+    }
+}
+
+/// A server's, proxy's or handshake's demand for a credential (`URLAuthenticationChallenge`).
+open class URLAuthenticationChallenge: NSObject, @unchecked Sendable {
+    // @unchecked: immutable but for `defaults`, which is behind a lock.
+    let challenge: AuthenticationChallenge
+    public let protectionSpace: URLProtectionSpace
+    public let proposedCredential: URLCredential?
+    public let failureResponse: URLResponse?
+    public let error: (any Error)?
+    private let answerSender: ChallengeSender
+    /// The forms of the method just called that the delegate does not implement (Sesame's
+    /// defaults mark them): with both missing, the method is not implemented.
+    enum Form: Sendable {
+        case handler
+        case async
+    }
+    private let lock = NSLock()
+    private var missing: Set<Form> = []
+
+    init(_ challenge: AuthenticationChallenge) {
+        self.challenge = challenge
+        protectionSpace = URLProtectionSpace(challenge.protectionSpace)
+        proposedCredential = challenge.proposedCredential.map(URLCredential.init)
+        failureResponse = challenge.failureResponse.map(HTTPURLResponse.init)
+        error = challenge.error
+        answerSender = ChallengeSender()
+    }
+
+    public var previousFailureCount: Int { challenge.previousFailureCount }
+    public var sender: (any URLAuthenticationChallengeSender)? { answerSender }
+
+    func markMissing(_ form: Form) { lock.withLock { _ = missing.insert(form) } }
+    func isMissing(_ form: Form) -> Bool { lock.withLock { missing.contains(form) } }
+}
+
+/// The sender attached to every challenge: it answers the Sesame challenge underneath.
+final class ChallengeSender: NSObject, URLAuthenticationChallengeSender, @unchecked Sendable {
+    // @unchecked: stateless.
+    func use(_ credential: URLCredential, for challenge: URLAuthenticationChallenge) {
+        challenge.challenge.sender?.use(credential.sesame, for: challenge.challenge)
+    }
+    func continueWithoutCredential(for challenge: URLAuthenticationChallenge) {
+        challenge.challenge.sender?.continueWithoutCredential(for: challenge.challenge)
+    }
+    func cancel(_ challenge: URLAuthenticationChallenge) {
+        challenge.challenge.sender?.cancel(challenge.challenge)
+    }
+    func performDefaultHandling(for challenge: URLAuthenticationChallenge) {
+        challenge.challenge.sender?.performDefaultHandling(for: challenge.challenge)
+    }
+    func rejectProtectionSpaceAndContinue(with challenge: URLAuthenticationChallenge) {
+        challenge.challenge.sender?.rejectProtectionSpaceAndContinue(with: challenge.challenge)
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import Sesame
+
+/// A credential for a challenge (`URLCredential`): a user and password, a client identity with
+/// the intermediates sent after it, or the acceptance of a server's trust.
+open class URLCredential: NSObject, @unchecked Sendable {
+    // @unchecked: immutable.
+    /// How long the credential is kept (`URLCredential.Persistence`).
+    public enum Persistence: UInt, Sendable {
+        case none = 0
+        case forSession = 1
+        /// Kept in the credential store's file (Apple's keychain).
+        case permanent = 2
+        /// Apple's iCloud-synchronised keychain; kept as `.permanent` here.
+        case synchronizable = 3
+    }
+
+    let credential: Credential
+    private let trust: SecTrust?
+    private let identityObject: SecIdentity?
+    private let certificateObjects: [SecCertificate]
+
+    public init(user: String, password: String, persistence: Persistence) {
+        credential = Credential(user: user, password: password, persistence: persistence.sesame)
+        trust = nil
+        identityObject = nil
+        certificateObjects = []
+    }
+
+    /// A client identity; `certificates` are the intermediates sent after its certificate.
+    public init(identity: SecIdentity, certificates: [Any]?, persistence: Persistence) {
+        let intermediates = (certificates ?? []).compactMap { $0 as? SecCertificate }
+        credential = Credential(
+            identity: identity.identity,
+            certificates: intermediates.map(\.certificate),
+            persistence: persistence.sesame
+        )
+        trust = nil
+        identityObject = identity
+        certificateObjects = intermediates
+    }
+
+    /// Accepts the server trust as it is set now (with the anchors and policies the delegate gave it).
+    public init(trust: SecTrust) {
+        credential = Credential(trust: trust.serverTrust)
+        self.trust = trust
+        identityObject = nil
+        certificateObjects = []
+    }
+
+    init(_ credential: Credential) {
+        self.credential = credential
+        trust = credential.serverTrust.map(SecTrust.init)
+        identityObject = credential.identity.map(SecIdentity.init)
+        certificateObjects = credential.certificates.map(SecCertificate.init)
+    }
+
+    public var user: String? { credential.user }
+    public var password: String? { credential.password }
+    public var hasPassword: Bool { credential.hasPassword }
+    public var identity: SecIdentity? { identityObject }
+    public var certificates: [Any] { certificateObjects }
+    public var persistence: Persistence {
+        switch credential.persistence {
+        case .none: .none
+        case .forSession: .forSession
+        case .permanent: .permanent
+        }
+    }
+
+    /// The credential as Sesame sends it: for a trust, the trust as it is set at this moment.
+    var sesame: Credential {
+        if let trust { return Credential(trust: trust.serverTrust) }
+        return credential
+    }
+
+    public override func isEqual(_ object: Any?) -> Bool { (object as? URLCredential)?.credential == credential }
+    public override var hash: Int { credential.user?.hashValue ?? 0 }
+    public override var description: String { credential.description }
+}
+
+extension URLCredential.Persistence {
+    var sesame: CredentialPersistence {
+        switch self {
+        case .none: .none
+        case .forSession: .forSession
+        case .permanent, .synchronizable: .permanent
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import Sesame
+
+extension NSNotification.Name {
+    /// Posted on `NotificationCenter.default` when a storage's credentials change (object: the
+    /// `URLCredentialStorage`), as seed 001 describes; Apple's current platforms no longer post it.
+    public static let NSURLCredentialStorageChanged = NSNotification.Name("NSURLCredentialStorageChangedNotification")
+}
+
+public let NSURLCredentialStorageRemoveSynchronizableCredentials =
+    "NSURLCredentialStorageRemoveSynchronizableCredentials"
+
+/// Where credentials are kept between challenges (`URLCredentialStorage`), over Sesame's
+/// `CredentialStorage`: `.permanent` credentials go to its file (Apple's keychain), so a later
+/// process finds them with no delegate.
+///
+/// Apple's methods do not throw. When the store cannot be read or written (a corrupt file is
+/// named and left alone), reads find nothing, writes change nothing, and the reason is written to
+/// standard error once per failure.
+open class URLCredentialStorage: NSObject, @unchecked Sendable {
+    // @unchecked: `storage` is Sendable; the watcher is set once in init.
+    let storage: CredentialStorage
+    private var watcher: Task<Void, Never>?
+
+    /// The process-wide storage (Sesame's `CredentialStorage.shared`).
+    public static let shared = URLCredentialStorage(CredentialStorage.shared)
+
+    public override convenience init() { self.init(CredentialStorage()) }
+
+    /// A storage over Sesame's (for tests and for a store file of your own).
+    public init(_ storage: CredentialStorage) {
+        self.storage = storage
+        super.init()
+        let changes = storage.changes
+        watcher = Task { [weak self] in
+            for await _ in changes {
+                guard let self else { return }
+                NotificationCenter.default.post(name: .NSURLCredentialStorageChanged, object: self)
+            }
+        }
+    }
+
+    deinit { watcher?.cancel() }
+
+    public func credentials(for space: URLProtectionSpace) -> [String: URLCredential]? {
+        let found = attempt { try storage.credentials(for: space.space) } ?? [:]
+        return found.isEmpty ? nil : found.mapValues(URLCredential.init)
+    }
+
+    public var allCredentials: [URLProtectionSpace: [String: URLCredential]] {
+        let all = attempt { try storage.allCredentials } ?? [:]
+        var result: [URLProtectionSpace: [String: URLCredential]] = [:]
+        for (space, credentials) in all {
+            result[URLProtectionSpace(space)] = credentials.mapValues(URLCredential.init)
+        }
+        return result
+    }
+
+    public func set(_ credential: URLCredential, for space: URLProtectionSpace) {
+        attempt { try storage.set(credential.sesame, for: space.space) }
+    }
+
+    public func remove(_ credential: URLCredential, for space: URLProtectionSpace) {
+        attempt { try storage.remove(credential.sesame, for: space.space) }
+    }
+
+    public func remove(_ credential: URLCredential, for space: URLProtectionSpace, options: [String: Any]? = nil) {
+        remove(credential, for: space)
+    }
+
+    public func defaultCredential(for space: URLProtectionSpace) -> URLCredential? {
+        attempt { try storage.defaultCredential(for: space.space) }?.map(URLCredential.init)
+    }
+
+    public func setDefaultCredential(_ credential: URLCredential, for space: URLProtectionSpace) {
+        attempt { try storage.setDefaultCredential(credential.sesame, for: space.space) }
+    }
+
+    // The task forms.
+    public func getCredentials(
+        for space: URLProtectionSpace,
+        task: URLSessionTask,
+        completionHandler: ([String: URLCredential]?) -> Void
+    ) { completionHandler(credentials(for: space)) }
+
+    public func set(_ credential: URLCredential, for space: URLProtectionSpace, task: URLSessionTask) {
+        set(credential, for: space)
+    }
+
+    public func remove(
+        _ credential: URLCredential,
+        for space: URLProtectionSpace,
+        options: [String: Any]? = nil,
+        task: URLSessionTask
+    ) { remove(credential, for: space) }
+
+    public func getDefaultCredential(
+        for space: URLProtectionSpace,
+        task: URLSessionTask,
+        completionHandler: (URLCredential?) -> Void
+    ) { completionHandler(defaultCredential(for: space)) }
+
+    public func setDefaultCredential(_ credential: URLCredential, for space: URLProtectionSpace, task: URLSessionTask) {
+        setDefaultCredential(credential, for: space)
+    }
+
+    @discardableResult
+    private func attempt<T>(_ body: () throws -> T) -> T? {
+        do {
+            return try body()
+        } catch {
+            FileHandle.standardError.write(Data("URLCredentialStorage: \(error)\n".utf8))
+            return nil
+        }
+    }
+}

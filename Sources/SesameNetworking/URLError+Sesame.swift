@@ -1,0 +1,49 @@
+import Foundation
+import Sesame
+
+extension URLError.Code {
+    /// Apple's code for what went wrong in Sesame.
+    init(_ error: SesameError) {
+        switch error.code {
+        case .cancelled, .authenticationCancelled: self = .cancelled
+        case .timeout, .connectTimeout: self = .timedOut
+        case .nameResolutionFailed: self = .cannotFindHost
+        case .connectFailed, .proxyConnectFailed: self = .cannotConnectToHost
+        case .connectionClosed, .connectionReset, .ioError: self = .networkConnectionLost
+        case .tooManyRedirects: self = .httpTooManyRedirects
+        case .unsupportedURL: self = .unsupportedURL
+        case .serverTrustRejected, .trustStoreUnavailable: self = .serverCertificateUntrusted
+        case .clientCertificateRequired: self = .clientCertificateRequired
+        case .clientCertificateRejected: self = .clientCertificateRejected
+        case .tlsHandshakeFailed, .tlsProtocolError: self = .secureConnectionFailed
+        case .protocolError, .serverAuthenticationFailed: self = .badServerResponse
+        case .proxyAuthenticationFailed, .cleartextCredentialRefused, .unsupportedCredential:
+            self = .userAuthenticationRequired
+        case .responseDecodingFailed, .textDecodingFailed: self = .cannotDecodeContentData
+        case .fileUnreadable: self = .cannotOpenFile
+        default: self = .unknown
+        }
+    }
+}
+
+extension URLError {
+    /// The error a URLSession reports for `error` on a request to `url`, in `NSURLErrorDomain`
+    /// with `NSURLErrorFailingURLErrorKey`, Sesame's description, and the Sesame error underneath.
+    static func from(_ error: any Error, url: URL?) -> any Error {
+        if let error = error as? URLError { return error }
+        let sesame = error as? SesameError
+        let code: URLError.Code = sesame.map(URLError.Code.init) ?? (error is CancellationError ? .cancelled : .unknown)
+        var info: [String: Any] = [NSLocalizedDescriptionKey: sesame?.description ?? "\(error)"]
+        if let url {
+            info[NSURLErrorFailingURLErrorKey] = url
+            // NSURLErrorFailingURLStringErrorKey, by its value (the name is deprecated).
+            info["NSErrorFailingURLStringKey"] = url.absoluteString
+        }
+        info[NSUnderlyingErrorKey] = NSError(
+            domain: "Sesame",
+            code: 0,
+            userInfo: [NSLocalizedDescriptionKey: "\(error)"]
+        )
+        return URLError(code, userInfo: info)
+    }
+}

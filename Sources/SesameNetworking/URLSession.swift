@@ -1,0 +1,395 @@
+import Foundation
+import Sesame
+
+/// Sesame's challenge disposition, under a name Apple's nested one does not shadow.
+typealias SesameDisposition = AuthChallengeDisposition
+
+/// A session (`URLSession`) over a Sesame `Session`: one connection pool, one configuration, one
+/// delegate whose methods are called on `delegateQueue`.
+open class URLSession: NSObject, @unchecked Sendable {
+    // @unchecked: mutable state (tasks, invalidation) is behind `lock`.
+    /// How a delegate answers a challenge.
+    public enum AuthChallengeDisposition: Int, Sendable {
+        case useCredential = 0
+        case performDefaultHandling = 1
+        case cancelAuthenticationChallenge = 2
+        case rejectProtectionSpace = 3
+    }
+
+    /// What to do with a response whose head arrived.
+    public enum ResponseDisposition: Int, Sendable {
+        case cancel = 0
+        case allow = 1
+        /// Not supported by Sesame: treated as `.allow`.
+        case becomeDownload = 2
+        /// Not supported by Sesame: treated as `.allow`.
+        case becomeStream = 3
+    }
+
+    /// A session with the default configuration and no delegate.
+    public static let shared = URLSession(configuration: .default)
+
+    /// A copy of the configuration the session was made with.
+    public let configuration: URLSessionConfiguration
+    /// Kept (strongly, as Apple's) until the session is invalidated.
+    public private(set) var delegate: (any URLSessionDelegate)?
+    /// Where delegate methods and completion handlers run (a serial queue unless one was given).
+    public let delegateQueue: OperationQueue
+    open var sessionDescription: String?
+
+    var sesame: Session { engine }
+    private var engine: Session!
+    private let lock = NSLock()
+    private var running: [Int: URLSessionTask] = [:]
+    private var invalidated = false
+    private var invalidateWhenDone = false
+
+    public convenience init(configuration: URLSessionConfiguration) {
+        self.init(configuration: configuration, delegate: nil, delegateQueue: nil)
+    }
+
+    public init(
+        configuration: URLSessionConfiguration,
+        delegate: (any URLSessionDelegate)?,
+        delegateQueue queue: OperationQueue?
+    ) {
+        // safe: copy(with:) returns a URLSessionConfiguration.
+        self.configuration = configuration.copy() as! URLSessionConfiguration
+        self.delegate = delegate
+        if let queue {
+            delegateQueue = queue
+        } else {
+            delegateQueue = OperationQueue()
+            delegateQueue.maxConcurrentOperationCount = 1
+        }
+        super.init()
+        engine = Session(configuration: self.configuration.sesameConfiguration(), delegate: SessionBridge(self))
+    }
+
+    // MARK: - Tasks
+
+    open func dataTask(with url: URL) -> URLSessionDataTask { dataTask(with: URLRequest(url: url)) }
+
+    open func dataTask(with request: URLRequest) -> URLSessionDataTask {
+        URLSessionDataTask(session: self, request: request, kind: .data)
+    }
+
+    open func dataTask(
+        with url: URL,
+        completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void
+    ) -> URLSessionDataTask { dataTask(with: URLRequest(url: url), completionHandler: completionHandler) }
+
+    open func dataTask(
+        with request: URLRequest,
+        completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void
+    ) -> URLSessionDataTask {
+        URLSessionDataTask(session: self, request: request, kind: .data, completion: .data(completionHandler))
+    }
+
+    open func uploadTask(with request: URLRequest, from bodyData: Data) -> URLSessionUploadTask {
+        var request = request
+        request.httpBody = bodyData
+        return URLSessionUploadTask(session: self, request: request, kind: .upload)
+    }
+
+    open func uploadTask(
+        with request: URLRequest,
+        from bodyData: Data?,
+        completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void
+    ) -> URLSessionUploadTask {
+        var request = request
+        request.httpBody = bodyData
+        return URLSessionUploadTask(
+            session: self,
+            request: request,
+            kind: .upload,
+            completion: .data(completionHandler)
+        )
+    }
+
+    open func uploadTask(with request: URLRequest, fromFile fileURL: URL) -> URLSessionUploadTask {
+        URLSessionUploadTask(session: self, request: request, kind: .upload, bodyFile: fileURL)
+    }
+
+    open func uploadTask(
+        with request: URLRequest,
+        fromFile fileURL: URL,
+        completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void
+    ) -> URLSessionUploadTask {
+        URLSessionUploadTask(
+            session: self,
+            request: request,
+            kind: .upload,
+            completion: .data(completionHandler),
+            bodyFile: fileURL
+        )
+    }
+
+    open func downloadTask(with url: URL) -> URLSessionDownloadTask { downloadTask(with: URLRequest(url: url)) }
+
+    open func downloadTask(with request: URLRequest) -> URLSessionDownloadTask {
+        URLSessionDownloadTask(session: self, request: request, kind: .download)
+    }
+
+    open func downloadTask(
+        with url: URL,
+        completionHandler: @escaping @Sendable (URL?, URLResponse?, (any Error)?) -> Void
+    ) -> URLSessionDownloadTask { downloadTask(with: URLRequest(url: url), completionHandler: completionHandler) }
+
+    open func downloadTask(
+        with request: URLRequest,
+        completionHandler: @escaping @Sendable (URL?, URLResponse?, (any Error)?) -> Void
+    ) -> URLSessionDownloadTask {
+        URLSessionDownloadTask(
+            session: self,
+            request: request,
+            kind: .download,
+            completion: .download(completionHandler)
+        )
+    }
+
+    // MARK: - Async
+
+    /// The body and response of `request`; `delegate` is the task's own delegate.
+    open func data(
+        for request: URLRequest,
+        delegate: (any URLSessionTaskDelegate)? = nil
+    ) async throws -> (Data, URLResponse) {
+        let box = ResultBox<(Data, URLResponse)>()
+        let task = dataTask(with: request) { data, response, error in
+            if let data, let response {
+                box.set(.success((data, response)))
+            } else {
+                box.set(.failure(error ?? URLError(.unknown)))
+            }
+        }
+        return try await run(task, delegate: delegate, box)
+    }
+
+    open func data(from url: URL, delegate: (any URLSessionTaskDelegate)? = nil) async throws -> (Data, URLResponse) {
+        try await data(for: URLRequest(url: url), delegate: delegate)
+    }
+
+    open func upload(
+        for request: URLRequest,
+        from bodyData: Data,
+        delegate: (any URLSessionTaskDelegate)? = nil
+    ) async throws -> (Data, URLResponse) {
+        var request = request
+        request.httpBody = bodyData
+        return try await data(for: request, delegate: delegate)
+    }
+
+    open func upload(
+        for request: URLRequest,
+        fromFile fileURL: URL,
+        delegate: (any URLSessionTaskDelegate)? = nil
+    ) async throws -> (Data, URLResponse) {
+        let box = ResultBox<(Data, URLResponse)>()
+        let task = uploadTask(with: request, fromFile: fileURL) { data, response, error in
+            if let data, let response {
+                box.set(.success((data, response)))
+            } else {
+                box.set(.failure(error ?? URLError(.unknown)))
+            }
+        }
+        return try await run(task, delegate: delegate, box)
+    }
+
+    /// Downloads into a temporary file that the caller moves or removes.
+    open func download(
+        for request: URLRequest,
+        delegate: (any URLSessionTaskDelegate)? = nil
+    ) async throws -> (URL, URLResponse) {
+        let box = ResultBox<(URL, URLResponse)>()
+        let task = downloadTask(with: request) { location, response, error in
+            guard let location, let response else { return box.set(.failure(error ?? URLError(.unknown))) }
+            // Apple's async form leaves the file to the caller.
+            let kept = location.deletingLastPathComponent()
+                .appendingPathComponent("CFNetworkDownload_\(UUID().uuidString).tmp")
+            do {
+                try FileManager.default.moveItem(at: location, to: kept)
+                box.set(.success((kept, response)))
+            } catch {
+                box.set(.failure(error))
+            }
+        }
+        return try await run(task, delegate: delegate, box)
+    }
+
+    open func download(from url: URL, delegate: (any URLSessionTaskDelegate)? = nil) async throws -> (URL, URLResponse)
+    {
+        try await download(for: URLRequest(url: url), delegate: delegate)
+    }
+
+    private func run<T>(
+        _ task: URLSessionTask,
+        delegate: (any URLSessionTaskDelegate)?,
+        _ box: ResultBox<T>
+    ) async throws -> T {
+        task.delegate = delegate
+        return try await withTaskCancellationHandler {
+            try await box.wait(starting: { task.resume() })
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    // MARK: - Invalidation
+
+    /// Cancels every task, then tells the delegate the session is invalid.
+    open func invalidateAndCancel() {
+        let tasks = lock.withLock { () -> [URLSessionTask] in
+            invalidated = true
+            return Array(running.values)
+        }
+        for task in tasks { task.cancel() }
+        becomeInvalid(ifIdle: tasks.isEmpty)
+    }
+
+    /// Lets running tasks finish, then tells the delegate the session is invalid; no task starts after.
+    open func finishTasksAndInvalidate() {
+        let idle = lock.withLock { () -> Bool in
+            invalidated = true
+            invalidateWhenDone = true
+            return running.isEmpty
+        }
+        becomeInvalid(ifIdle: idle)
+    }
+
+    open func getAllTasks(completionHandler: @escaping @Sendable ([URLSessionTask]) -> Void) {
+        let tasks = lock.withLock { Array(running.values) }
+        delegateQueue.addOperation { completionHandler(tasks) }
+    }
+
+    private func becomeInvalid(ifIdle idle: Bool) {
+        guard idle else {
+            lock.withLock { invalidateWhenDone = true }
+            return
+        }
+        let delegate = UncheckedBox(
+            lock.withLock { () -> (any URLSessionDelegate)? in
+                defer { self.delegate = nil }
+                return self.delegate
+            }
+        )
+        delegateQueue.addOperation { [self] in
+            delegate.value?.urlSession(self, didBecomeInvalidWithError: nil)
+            engine.closeIdleConnections()
+        }
+    }
+
+    // MARK: - Running tasks
+
+    func start(_ task: URLSessionTask) {
+        let refused = lock.withLock { () -> Bool in
+            guard !invalidated else { return true }
+            running[task.taskIdentifier] = task
+            return false
+        }
+        guard !refused else {
+            return finish(
+                task,
+                error: URLError(.cancelled, userInfo: [NSLocalizedDescriptionKey: "the session was invalidated"])
+            )
+        }
+        TaskRunner(session: self, task: task).start()
+    }
+
+    /// Completes `task` once: completion handler, or the delegates' last calls, on the queue.
+    func finish(_ task: URLSessionTask, error: (any Error)?, data: Data? = nil, location: URL? = nil) {
+        guard task.complete(error: error) else { return }
+        let response = task.response
+        let call = UncheckedBox((self, task))
+        delegateQueue.addOperation {
+            let (session, task) = call.value
+            switch task.completion {
+            case .data(let handler)?:
+                handler(error == nil ? (data ?? Data()) : nil, response, error)
+            case .download(let handler)?:
+                handler(error == nil ? location : nil, response, error)
+                if let location { try? FileManager.default.removeItem(at: location) }
+            case nil:
+                if let location, let downloadTask = task as? URLSessionDownloadTask,
+                    let delegate = session.downloadDelegate(for: task)
+                {
+                    delegate.urlSession(session, downloadTask: downloadTask, didFinishDownloadingTo: location)
+                }
+                if let location { try? FileManager.default.removeItem(at: location) }
+                session.taskDelegate(for: task)?.urlSession(session, task: task, didCompleteWithError: error)
+            }
+            session.taskFinished(task)
+        }
+    }
+
+    private func taskFinished(_ task: URLSessionTask) {
+        let idle = lock.withLock { () -> Bool in
+            running[task.taskIdentifier] = nil
+            return invalidateWhenDone && running.isEmpty
+        }
+        if idle { becomeInvalid(ifIdle: true) }
+    }
+
+    /// The task's own delegate when it has one, else the session's, as the task-level protocol.
+    func taskDelegate(for task: URLSessionTask) -> (any URLSessionTaskDelegate)? {
+        task.delegate ?? (delegate as? any URLSessionTaskDelegate)
+    }
+
+    func dataDelegate(for task: URLSessionTask) -> (any URLSessionDataDelegate)? {
+        (task.delegate as? any URLSessionDataDelegate) ?? (delegate as? any URLSessionDataDelegate)
+    }
+
+    func downloadDelegate(for task: URLSessionTask) -> (any URLSessionDownloadDelegate)? {
+        (task.delegate as? any URLSessionDownloadDelegate) ?? (delegate as? any URLSessionDownloadDelegate)
+    }
+
+    /// Runs `body` on the delegate queue and waits for it (delegate methods are called there, one
+    /// at a time on a serial queue; waiting keeps a slow delegate from piling work up).
+    func onQueue(_ body: @escaping @Sendable () -> Void) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            delegateQueue.addOperation {
+                body()
+                continuation.resume()
+            }
+        }
+    }
+
+    /// Calls a completion-handler method on the delegate queue and waits for its first answer.
+    func onQueue<T: Sendable>(answering body: @escaping @Sendable (@escaping @Sendable (T) -> Void) -> Void) async -> T
+    {
+        await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
+            let once = Once(continuation)
+            delegateQueue.addOperation { body { once.resume($0) } }
+        }
+    }
+}
+
+/// One result, set once from a completion handler, awaited once.
+final class ResultBox<T>: @unchecked Sendable {
+    // @unchecked: every field is behind `lock`.
+    private let lock = NSLock()
+    private var result: Result<T, any Error>?
+    private var waiter: CheckedContinuation<UncheckedBox<Result<T, any Error>>, Never>?
+
+    func set(_ value: Result<T, any Error>) {
+        let waiter = lock.withLock { () -> CheckedContinuation<UncheckedBox<Result<T, any Error>>, Never>? in
+            guard result == nil else { return nil }
+            result = value
+            defer { self.waiter = nil }
+            return self.waiter
+        }
+        waiter?.resume(returning: UncheckedBox(value))
+    }
+
+    func wait(starting start: () -> Void) async throws -> T {
+        let box = await withCheckedContinuation { continuation in
+            let ready = lock.withLock { () -> Result<T, any Error>? in
+                if let result { return result }
+                waiter = continuation
+                return nil
+            }
+            if let ready { continuation.resume(returning: UncheckedBox(ready)) } else { start() }
+        }
+        return try box.value.get()
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import Sesame
+
+/// TLS protocol versions (`tls_protocol_version_t`), Apple's values.
+public enum tls_protocol_version_t: UInt16, Sendable {
+    case TLSv10 = 0x0301
+    case TLSv11 = 0x0302
+    case TLSv12 = 0x0303
+    case TLSv13 = 0x0304
+    case DTLSv10 = 0xfeff
+    case DTLSv12 = 0xfefd
+}
+
+public let kCFNetworkProxiesHTTPEnable = "HTTPEnable"
+public let kCFNetworkProxiesHTTPProxy = "HTTPProxy"
+public let kCFNetworkProxiesHTTPPort = "HTTPPort"
+public let kCFNetworkProxiesHTTPSEnable = "HTTPSEnable"
+public let kCFNetworkProxiesHTTPSProxy = "HTTPSProxy"
+public let kCFNetworkProxiesHTTPSPort = "HTTPSPort"
+public let kCFNetworkProxiesExceptionsList = "ExceptionsList"
+
+/// The settings of a session (`URLSessionConfiguration`); a session takes a copy when it is made.
+open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
+    // @unchecked: as Apple's, set before the session is made and copied by it.
+    /// A configuration with the shared credential storage and cookie storage.
+    open class var `default`: URLSessionConfiguration { URLSessionConfiguration() }
+
+    /// A configuration that keeps nothing: credentials and cookies in memory for this session only.
+    open class var ephemeral: URLSessionConfiguration {
+        let configuration = URLSessionConfiguration()
+        configuration.urlCredentialStorage = URLCredentialStorage(CredentialStorage())
+        configuration.httpCookieStorage = HTTPCookieStorage(CookieStore())
+        return configuration
+    }
+
+    open var identifier: String?
+    open var requestCachePolicy: URLRequest.CachePolicy = .useProtocolCachePolicy
+    /// Seconds a request may wait for more data (60).
+    open var timeoutIntervalForRequest: TimeInterval = 60
+    /// Seconds a whole task may take (7 days).
+    open var timeoutIntervalForResource: TimeInterval = 604_800
+    open var allowsCellularAccess = true
+    open var allowsExpensiveNetworkAccess = true
+    open var allowsConstrainedNetworkAccess = true
+    open var waitsForConnectivity = false
+    /// Headers added to every request that does not set them.
+    open var httpAdditionalHeaders: [AnyHashable: Any]?
+    open var httpMaximumConnectionsPerHost = 6
+    open var httpShouldUsePipelining = false
+    open var httpShouldSetCookies = true
+    open var httpCookieAcceptPolicy: HTTPCookie.AcceptPolicy = .onlyFromMainDocumentDomain
+    open var httpCookieStorage: HTTPCookieStorage? = .shared
+    open var urlCredentialStorage: URLCredentialStorage? = .shared
+    /// `kCFNetworkProxiesHTTPEnable`/`HTTPProxy`/`HTTPPort` and the `HTTPS` ones.
+    open var connectionProxyDictionary: [AnyHashable: Any]?
+    open var tlsMinimumSupportedProtocolVersion: tls_protocol_version_t = .TLSv12
+    open var tlsMaximumSupportedProtocolVersion: tls_protocol_version_t = .TLSv13
+
+    public override init() {}
+
+    open func copy(with zone: NSZone? = nil) -> Any {
+        let copy = URLSessionConfiguration()
+        copy.identifier = identifier
+        copy.requestCachePolicy = requestCachePolicy
+        copy.timeoutIntervalForRequest = timeoutIntervalForRequest
+        copy.timeoutIntervalForResource = timeoutIntervalForResource
+        copy.allowsCellularAccess = allowsCellularAccess
+        copy.allowsExpensiveNetworkAccess = allowsExpensiveNetworkAccess
+        copy.allowsConstrainedNetworkAccess = allowsConstrainedNetworkAccess
+        copy.waitsForConnectivity = waitsForConnectivity
+        copy.httpAdditionalHeaders = httpAdditionalHeaders
+        copy.httpMaximumConnectionsPerHost = httpMaximumConnectionsPerHost
+        copy.httpShouldUsePipelining = httpShouldUsePipelining
+        copy.httpShouldSetCookies = httpShouldSetCookies
+        copy.httpCookieAcceptPolicy = httpCookieAcceptPolicy
+        copy.httpCookieStorage = httpCookieStorage
+        copy.urlCredentialStorage = urlCredentialStorage
+        copy.connectionProxyDictionary = connectionProxyDictionary
+        copy.tlsMinimumSupportedProtocolVersion = tlsMinimumSupportedProtocolVersion
+        copy.tlsMaximumSupportedProtocolVersion = tlsMaximumSupportedProtocolVersion
+        return copy
+    }
+
+    /// Sesame's configuration with Apple's behaviour where the two differ (see Migrating.md):
+    /// Basic may go over plain http, as on Apple's platforms.
+    func sesameConfiguration() -> SessionConfiguration {
+        var configuration = SessionConfiguration.default
+        configuration.requestTimeout = .seconds(max(timeoutIntervalForRequest, 0.001))
+        configuration.connectTimeout = .seconds(max(timeoutIntervalForRequest, 0.001))
+        configuration.resourceTimeout = .seconds(max(timeoutIntervalForResource, 0.001))
+        configuration.maximumConnectionsPerHost = max(1, httpMaximumConnectionsPerHost)
+        configuration.credentialStorage = urlCredentialStorage?.storage
+        configuration.allowsCleartextPasswords = true
+        let acceptsCookies = httpShouldSetCookies && httpCookieAcceptPolicy != .never
+        configuration.handlesCookies = acceptsCookies
+        configuration.cookieStore = acceptsCookies ? httpCookieStorage?.store : nil
+        var headers = HTTPHeaders()
+        headers.add(name: "User-Agent", value: "SesameNetworking/\(Sesame.version)")
+        headers.add(name: "Accept", value: "*/*")
+        for (key, value) in httpAdditionalHeaders ?? [:] {
+            guard let name = key as? String else { continue }
+            headers.replaceOrAdd(name: name, value: "\(value)")
+        }
+        configuration.defaultHeaders = headers
+        configuration.tls.minimumVersion = tlsMinimumSupportedProtocolVersion.rawValue >= 0x0304 ? .tls13 : .tls12
+        configuration.tls.maximumVersion = tlsMaximumSupportedProtocolVersion.rawValue < 0x0304 ? .tls12 : nil
+        if let proxies = connectionProxyDictionary { configuration.proxy = Self.proxy(proxies) }
+        return configuration
+    }
+
+    private static func proxy(_ dictionary: [AnyHashable: Any]) -> ProxyConfiguration {
+        func endpoint(_ enable: String, _ host: String, _ port: String) -> String? {
+            let enabled = (dictionary[enable] as? Bool) ?? ((dictionary[enable] as? Int).map { $0 != 0 } ?? false)
+            guard enabled, let name = dictionary[host] as? String, !name.isEmpty else { return nil }
+            let number = (dictionary[port] as? Int) ?? (dictionary[port] as? String).flatMap(Int.init)
+            return "http://\(name)" + (number.map { ":\($0)" } ?? "")
+        }
+        let exceptions = (dictionary[kCFNetworkProxiesExceptionsList] as? [String])?.joined(separator: ",") ?? ""
+        return ProxyConfiguration(
+            httpProxy: endpoint(kCFNetworkProxiesHTTPEnable, kCFNetworkProxiesHTTPProxy, kCFNetworkProxiesHTTPPort),
+            httpsProxy: endpoint(kCFNetworkProxiesHTTPSEnable, kCFNetworkProxiesHTTPSProxy, kCFNetworkProxiesHTTPSPort),
+            noProxy: NoProxyList(exceptions)
+        )
+    }
+}

@@ -1,0 +1,189 @@
+import Foundation
+
+/// The session-level delegate (`URLSessionDelegate`). Implement the completion-handler form or
+/// the `async` form of each method; a method implemented in neither form is not called, and the
+/// next one Apple's rule names is asked (ChallengeFlow.md in Sesame's documentation).
+///
+/// Methods are called on the session's `delegateQueue`.
+public protocol URLSessionDelegate: NSObjectProtocol {
+    func urlSession(_ session: URLSession, didBecomeInvalidWithError error: (any Error)?)
+
+    /// Connection-level challenges (server trust, client certificates), and 401/407 challenges
+    /// that no task-level method takes.
+    func urlSession(
+        _ session: URLSession,
+        didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    )
+
+    func urlSession(
+        _ session: URLSession,
+        didReceive challenge: URLAuthenticationChallenge
+    ) async -> (URLSession.AuthChallengeDisposition, URLCredential?)
+}
+
+extension URLSessionDelegate {
+    public func urlSession(_ session: URLSession, didBecomeInvalidWithError error: (any Error)?) {}
+
+    /// Not implemented in this form: the session then calls the `async` form.
+    public func urlSession(
+        _ session: URLSession,
+        didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        challenge.markMissing(.handler)
+        completionHandler(.performDefaultHandling, nil)
+    }
+
+    /// Not implemented in this form either: the challenge goes to the next method.
+    public func urlSession(
+        _ session: URLSession,
+        didReceive challenge: URLAuthenticationChallenge
+    ) async -> (URLSession.AuthChallengeDisposition, URLCredential?) {
+        challenge.markMissing(.async)
+        return (.performDefaultHandling, nil)
+    }
+}
+
+/// Task-level callbacks (`URLSessionTaskDelegate`).
+public protocol URLSessionTaskDelegate: URLSessionDelegate {
+    /// 401 and 407 challenges, and connection-level ones the session-level method does not take.
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    )
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didReceive challenge: URLAuthenticationChallenge
+    ) async -> (URLSession.AuthChallengeDisposition, URLCredential?)
+
+    /// A redirect: call the handler with the request to follow (as given or changed), or nil to
+    /// receive the redirect response itself.
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest,
+        completionHandler: @escaping (URLRequest?) -> Void
+    )
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didSendBodyData bytesSent: Int64,
+        totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64
+    )
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?)
+}
+
+extension URLSessionTaskDelegate {
+    /// Not implemented in this form: the session then calls the `async` form.
+    public func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        challenge.markMissing(.handler)
+        completionHandler(.performDefaultHandling, nil)
+    }
+
+    /// Not implemented in this form either: the challenge goes to the next method.
+    public func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didReceive challenge: URLAuthenticationChallenge
+    ) async -> (URLSession.AuthChallengeDisposition, URLCredential?) {
+        challenge.markMissing(.async)
+        return (.performDefaultHandling, nil)
+    }
+
+    public func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest,
+        completionHandler: @escaping (URLRequest?) -> Void
+    ) { completionHandler(request) }
+
+    public func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didSendBodyData bytesSent: Int64,
+        totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64
+    ) {}
+
+    public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {}
+}
+
+/// Data task callbacks (`URLSessionDataDelegate`).
+public protocol URLSessionDataDelegate: URLSessionTaskDelegate {
+    func urlSession(
+        _ session: URLSession,
+        dataTask: URLSessionDataTask,
+        didReceive response: URLResponse,
+        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    )
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data)
+}
+
+extension URLSessionDataDelegate {
+    public func urlSession(
+        _ session: URLSession,
+        dataTask: URLSessionDataTask,
+        didReceive response: URLResponse,
+        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) { completionHandler(.allow) }
+
+    public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {}
+}
+
+/// Download task callbacks (`URLSessionDownloadDelegate`).
+public protocol URLSessionDownloadDelegate: URLSessionTaskDelegate {
+    /// The download is at `location`, a temporary file removed when this method returns: move it.
+    func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL)
+
+    func urlSession(
+        _ session: URLSession,
+        downloadTask: URLSessionDownloadTask,
+        didWriteData bytesWritten: Int64,
+        totalBytesWritten: Int64,
+        totalBytesExpectedToWrite: Int64
+    )
+}
+
+extension URLSessionDownloadDelegate {
+    public func urlSession(
+        _ session: URLSession,
+        downloadTask: URLSessionDownloadTask,
+        didWriteData bytesWritten: Int64,
+        totalBytesWritten: Int64,
+        totalBytesExpectedToWrite: Int64
+    ) {}
+}
+
+/// Resumes a continuation once; later calls (a handler called twice) are ignored. Values are
+/// handed from the delegate's queue to the waiting task, which is their only user after that.
+final class Once<Value: Sendable>: @unchecked Sendable {
+    // @unchecked: `continuation` is taken under `lock`.
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<Value, Never>?
+
+    init(_ continuation: CheckedContinuation<Value, Never>) { self.continuation = continuation }
+
+    func resume(_ value: Value) {
+        let taken = lock.withLock { () -> CheckedContinuation<Value, Never>? in
+            defer { continuation = nil }
+            return continuation
+        }
+        taken?.resume(returning: value)
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import Sesame
+
+/// One load in a session (`URLSessionTask`). Created suspended: call ``resume()``.
+open class URLSessionTask: NSObject, @unchecked Sendable {
+    // @unchecked: mutable state is behind `lock`; `delegate` is set before `resume`, as Apple asks.
+    public enum State: Int, Sendable {
+        case running = 0
+        case suspended = 1
+        case canceling = 2
+        case completed = 3
+    }
+
+    enum Kind {
+        case data
+        case upload
+        case download
+    }
+
+    public let taskIdentifier: Int
+    public let originalRequest: URLRequest?
+    /// The task's own delegate, asked before the session's (set it before `resume`).
+    open var delegate: (any URLSessionTaskDelegate)?
+    open var taskDescription: String?
+    open var priority: Float = 0.5
+
+    /// What the caller gets at the end, when it gave a completion handler.
+    enum Completion {
+        case data(@Sendable (Data?, URLResponse?, (any Error)?) -> Void)
+        case download(@Sendable (URL?, URLResponse?, (any Error)?) -> Void)
+    }
+
+    let kind: Kind
+    let completion: Completion?
+    /// The file an upload task reads its body from.
+    let bodyFile: URL?
+    weak var session: URLSession?
+    let lock = NSLock()
+    private var mutableState = State.suspended
+    private var current: URLRequest?
+    private var received: URLResponse?
+    private var failure: (any Error)?
+    private var bytesReceived: Int64 = 0
+    private var work: Task<Void, Never>?
+    private var sesameTask: SessionTask?
+    private static let counter = NSLock()
+    nonisolated(unsafe) private static var next = 0
+
+    init(session: URLSession, request: URLRequest, kind: Kind, completion: Completion? = nil, bodyFile: URL? = nil) {
+        taskIdentifier = Self.counter.withLock {
+            Self.next += 1
+            return Self.next
+        }
+        originalRequest = request
+        current = request
+        self.session = session
+        self.kind = kind
+        self.completion = completion
+        self.bodyFile = bodyFile
+    }
+
+    open var state: State { lock.withLock { mutableState } }
+    open var currentRequest: URLRequest? { lock.withLock { current } }
+    open var response: URLResponse? { lock.withLock { received } }
+    open var error: (any Error)? { lock.withLock { failure } }
+    open var countOfBytesReceived: Int64 { lock.withLock { bytesReceived } }
+    open var countOfBytesExpectedToReceive: Int64 { response?.expectedContentLength ?? -1 }
+    open var countOfBytesSent: Int64 { 0 }
+    open var countOfBytesExpectedToSend: Int64 { Int64(originalRequest?.httpBody?.count ?? 0) }
+
+    /// Starts (or, for a task never started, starts once) the task.
+    open func resume() {
+        let start = lock.withLock { () -> Bool in
+            guard mutableState == .suspended, work == nil, sesameTask == nil else {
+                if mutableState == .suspended { mutableState = .running }
+                return false
+            }
+            mutableState = .running
+            return true
+        }
+        guard start, let session else { return }
+        session.start(self)
+    }
+
+    /// Sesame does not pause a running transfer: a started task keeps running.
+    open func suspend() {}
+
+    /// Cancels the task: it completes with `URLError.cancelled`.
+    open func cancel() {
+        let (work, task, wasSuspended) = lock.withLock { () -> (Task<Void, Never>?, SessionTask?, Bool) in
+            guard mutableState == .running || mutableState == .suspended else { return (nil, nil, false) }
+            let suspended = mutableState == .suspended && self.work == nil && sesameTask == nil
+            mutableState = .canceling
+            return (self.work, sesameTask, suspended)
+        }
+        work?.cancel()
+        task?.cancel()
+        if wasSuspended, let session {
+            session.finish(self, error: URLError.from(SesameError.cancelledTask, url: originalRequest?.url))
+        }
+    }
+
+    // MARK: - Internal
+
+    func attach(_ work: Task<Void, Never>) {
+        let cancelled = lock.withLock { () -> Bool in
+            self.work = work
+            return mutableState == .canceling
+        }
+        if cancelled { work.cancel() }
+    }
+
+    func attach(_ task: SessionTask) {
+        let cancelled = lock.withLock { () -> Bool in
+            sesameTask = task
+            return mutableState == .canceling
+        }
+        if cancelled { task.cancel() }
+    }
+
+    var isCanceling: Bool { lock.withLock { mutableState == .canceling } }
+    func update(request: URLRequest) { lock.withLock { current = request } }
+    func update(response: URLResponse) { lock.withLock { received = response } }
+    func add(received count: Int) { lock.withLock { bytesReceived += Int64(count) } }
+
+    /// Marks the task completed; false when it already was.
+    func complete(error: (any Error)?) -> Bool {
+        lock.withLock {
+            guard mutableState != .completed else { return false }
+            mutableState = .completed
+            failure = error
+            work = nil
+            sesameTask = nil
+            return true
+        }
+    }
+}
+
+open class URLSessionDataTask: URLSessionTask, @unchecked Sendable {}
+open class URLSessionUploadTask: URLSessionDataTask, @unchecked Sendable {}
+open class URLSessionDownloadTask: URLSessionTask, @unchecked Sendable {}
+
+extension SesameError {
+    /// What a task cancelled before it started fails with.
+    static var cancelledTask: any Error { CancellationError() }
+}
