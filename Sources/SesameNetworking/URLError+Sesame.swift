@@ -47,3 +47,15 @@ extension URLError {
         return URLError(code, userInfo: info)
     }
 }
+
+// Apple's values for the TLS error codes. swift-corelibs-foundation's constants for these are
+// shifted by one (its `NSURLErrorServerCertificateUntrusted` is -1203, Apple's and its own
+// `URLError.Code.serverCertificateUntrusted` are -1202); these shadow them for code that imports
+// SesameNetworking, so comparisons with `(error as NSError).code` hold as on Apple's platforms.
+public let NSURLErrorSecureConnectionFailed = -1200
+public let NSURLErrorServerCertificateHasBadDate = -1201
+public let NSURLErrorServerCertificateUntrusted = -1202
+public let NSURLErrorServerCertificateHasUnknownRoot = -1203
+public let NSURLErrorServerCertificateNotYetValid = -1204
+public let NSURLErrorClientCertificateRejected = -1205
+public let NSURLErrorClientCertificateRequired = -1206

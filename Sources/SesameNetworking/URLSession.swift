@@ -319,6 +319,7 @@ open class URLSession: NSObject, @unchecked Sendable {
                 session.taskDelegate(for: task)?.urlSession(session, task: task, didCompleteWithError: error)
             }
             session.taskFinished(task)
+            task.release()
         }
     }
 

@@ -34,7 +34,12 @@ open class URLSessionTask: NSObject, @unchecked Sendable {
     let completion: Completion?
     /// The file an upload task reads its body from.
     let bodyFile: URL?
-    weak var session: URLSession?
+    /// The session, strongly while the task runs (a running task keeps its session, as Apple's).
+    var session: URLSession? {
+        lock.withLock { runningSession ?? idleSession.value }
+    }
+    private var runningSession: URLSession?
+    private let idleSession: WeakSession
     let lock = NSLock()
     private var mutableState = State.suspended
     private var current: URLRequest?
@@ -53,7 +58,7 @@ open class URLSessionTask: NSObject, @unchecked Sendable {
         }
         originalRequest = request
         current = request
-        self.session = session
+        idleSession = WeakSession(session)
         self.kind = kind
         self.completion = completion
         self.bodyFile = bodyFile
@@ -76,6 +81,7 @@ open class URLSessionTask: NSObject, @unchecked Sendable {
                 return false
             }
             mutableState = .running
+            runningSession = idleSession.value
             return true
         }
         guard start, let session else { return }
@@ -133,6 +139,15 @@ open class URLSessionTask: NSObject, @unchecked Sendable {
             sesameTask = nil
             return true
         }
+    }
+
+    /// The session no longer needs keeping once the task's last callback ran.
+    func release() { lock.withLock { runningSession = nil } }
+
+    final class WeakSession: @unchecked Sendable {
+        // @unchecked: immutable weak reference.
+        weak var value: URLSession?
+        init(_ value: URLSession) { self.value = value }
     }
 }
 
