@@ -29,7 +29,7 @@ open class URLAuthenticationChallenge: NSObject, @unchecked Sendable {
     public let proposedCredential: URLCredential?
     public let failureResponse: URLResponse?
     public let error: (any Error)?
-    private let answerSender: ChallengeSender
+    private let answerSender: any URLAuthenticationChallengeSender & Sendable
     /// The forms of the method just called that the delegate does not implement (Sesame's
     /// defaults mark them): with both missing, the method is not implemented.
     enum Form: Sendable {
@@ -39,13 +39,13 @@ open class URLAuthenticationChallenge: NSObject, @unchecked Sendable {
     private let lock = NSLock()
     private var missing: Set<Form> = []
 
-    init(_ challenge: AuthenticationChallenge) {
+    init(_ challenge: AuthenticationChallenge, sender: (any URLAuthenticationChallengeSender & Sendable)? = nil) {
         self.challenge = challenge
         protectionSpace = URLProtectionSpace(challenge.protectionSpace)
         proposedCredential = challenge.proposedCredential.map(URLCredential.init)
         failureResponse = challenge.failureResponse.map(HTTPURLResponse.init)
         error = challenge.error
-        answerSender = ChallengeSender()
+        answerSender = sender ?? ChallengeSender()
     }
 
     public var previousFailureCount: Int { challenge.previousFailureCount }

@@ -382,6 +382,8 @@ final class ResultBox<T>: @unchecked Sendable {
         waiter?.resume(returning: UncheckedBox(value))
     }
 
+    func peek() -> Result<T, any Error>? { lock.withLock { result } }
+
     func wait(starting start: () -> Void) async throws -> T {
         let box = await withCheckedContinuation { continuation in
             let ready = lock.withLock { () -> Result<T, any Error>? in
