@@ -148,6 +148,7 @@ open class NSURLConnection: NSObject, @unchecked Sendable {
     // MARK: - Class methods
 
     /// Loads `request` and calls `handler` on `queue` with the response, data and error.
+    @preconcurrency
     open class func sendAsynchronousRequest(
         _ request: URLRequest,
         queue: OperationQueue,

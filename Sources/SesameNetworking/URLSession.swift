@@ -74,11 +74,13 @@ open class URLSession: NSObject, @unchecked Sendable {
         URLSessionDataTask(session: self, request: request, kind: .data)
     }
 
+    @preconcurrency
     open func dataTask(
         with url: URL,
         completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void
     ) -> URLSessionDataTask { dataTask(with: URLRequest(url: url), completionHandler: completionHandler) }
 
+    @preconcurrency
     open func dataTask(
         with request: URLRequest,
         completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void
@@ -92,6 +94,7 @@ open class URLSession: NSObject, @unchecked Sendable {
         return URLSessionUploadTask(session: self, request: request, kind: .upload)
     }
 
+    @preconcurrency
     open func uploadTask(
         with request: URLRequest,
         from bodyData: Data?,
@@ -111,6 +114,7 @@ open class URLSession: NSObject, @unchecked Sendable {
         URLSessionUploadTask(session: self, request: request, kind: .upload, bodyFile: fileURL)
     }
 
+    @preconcurrency
     open func uploadTask(
         with request: URLRequest,
         fromFile fileURL: URL,
@@ -131,11 +135,13 @@ open class URLSession: NSObject, @unchecked Sendable {
         URLSessionDownloadTask(session: self, request: request, kind: .download)
     }
 
+    @preconcurrency
     open func downloadTask(
         with url: URL,
         completionHandler: @escaping @Sendable (URL?, URLResponse?, (any Error)?) -> Void
     ) -> URLSessionDownloadTask { downloadTask(with: URLRequest(url: url), completionHandler: completionHandler) }
 
+    @preconcurrency
     open func downloadTask(
         with request: URLRequest,
         completionHandler: @escaping @Sendable (URL?, URLResponse?, (any Error)?) -> Void
@@ -257,6 +263,7 @@ open class URLSession: NSObject, @unchecked Sendable {
         becomeInvalid(ifIdle: idle)
     }
 
+    @preconcurrency
     open func getAllTasks(completionHandler: @escaping @Sendable ([URLSessionTask]) -> Void) {
         let tasks = lock.withLock { Array(running.values) }
         delegateQueue.addOperation { completionHandler(tasks) }

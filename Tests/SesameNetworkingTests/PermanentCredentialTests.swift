@@ -1,0 +1,48 @@
+import SesameNetworking
+import SesameTesting
+import Testing
+
+/// Seed 001's point: a credential stored permanently for a protection space is used by a later
+/// process with no delegate at all (Apple keeps it in the keychain; Sesame in its store file).
+@Suite struct PermanentCredentialTests {
+    @Test func aPreSeededPermanentDefaultIsUsedByAnotherProcessWithNoDelegate() async throws {
+        let gate = BasicAuthGate(realm: "kept", users: ["ada": "s3cret"])
+        let origin = try server { request in gate.check(request) ?? .text("remembered") }
+        defer { origin.shutdown() }
+        let home = try ScratchFolder.make("permanent-home").path
+        let port = origin.port
+
+        // This process stores it, as an app's settings screen would.
+        await #expect(processExitsWith: .success) { [home = home as String, port = port as Int] in
+            setenv("XDG_DATA_HOME", home, 1)
+            let space = URLProtectionSpace(
+                host: "localhost",
+                port: port,
+                protocol: NSURLProtectionSpaceHTTP,
+                realm: "kept",
+                authenticationMethod: NSURLAuthenticationMethodHTTPBasic
+            )
+            URLCredentialStorage.shared.setDefaultCredential(
+                URLCredential(user: "ada", password: "s3cret", persistence: .permanent),
+                for: space
+            )
+            guard URLCredentialStorage.shared.defaultCredential(for: space)?.user == "ada" else { exit(1) }
+        }
+        // Another process finds it: no delegate, no credential in the code.
+        await #expect(processExitsWith: .success) { [home = home as String, port = port as Int] in
+            setenv("XDG_DATA_HOME", home, 1)
+            let done = DispatchSemaphore(value: 0)
+            var status = 0
+            URLSession.shared.dataTask(with: URL(string: "http://localhost:\(port)/private")!) {
+                data,
+                response,
+                error in
+                status = (response as? HTTPURLResponse)?.statusCode ?? -1
+                done.signal()
+            }.resume()
+            done.wait()
+            exit(status == 200 ? 0 : 2)
+        }
+        #expect(origin.requests.count == 2, "one 401, then the stored credential")
+    }
+}
