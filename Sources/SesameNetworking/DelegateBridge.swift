@@ -5,17 +5,15 @@ import Sesame
 /// the session's queue, and tells Sesame when that delegate does not implement a method, so that
 /// Sesame's routing rule (Apple's) asks the next one.
 final class SessionBridge: SessionTaskDelegate, @unchecked Sendable {
-    // @unchecked: `owner` is a weak reference set once.
+    // @unchecked: `owner` is a weak reference set once, before any task starts.
     weak var owner: URLSession?
-
-    init(_ owner: URLSession) { self.owner = owner }
 
     /// The session-level method of the session's delegate.
     func session(
         _ session: Session,
         didReceive challenge: AuthenticationChallenge
     ) async -> (SesameDisposition, Credential?) {
-        guard let owner, let delegate = owner.delegate else { return Self.notImplemented(challenge) }
+        guard let owner, let delegate = owner.delegate else { return Self.methodMissing(challenge) }
         let wrapped = URLAuthenticationChallenge(challenge)
         let call = UncheckedBox(delegate)
         let answer: Answer = await owner.onQueue(answering: { reply in
@@ -23,7 +21,7 @@ final class SessionBridge: SessionTaskDelegate, @unchecked Sendable {
         })
         guard wrapped.isMissing(.handler) else { return answer.sesame }
         let asynchronous = await call.value.urlSession(owner, didReceive: wrapped)
-        guard !wrapped.isMissing(.async) else { return Self.notImplemented(challenge) }
+        guard !wrapped.isMissing(.async) else { return Self.methodMissing(challenge) }
         return Answer(asynchronous.0, asynchronous.1).sesame
     }
 
@@ -35,7 +33,7 @@ final class SessionBridge: SessionTaskDelegate, @unchecked Sendable {
     ) async -> (SesameDisposition, Credential?) {
         guard let owner, let appleTask = (task.delegate as? TaskBridge)?.task,
             let delegate = owner.delegate as? any URLSessionTaskDelegate
-        else { return Self.notImplemented(challenge) }
+        else { return Self.methodMissing(challenge) }
         return await Self.askTaskLevel(delegate, owner, appleTask, challenge)
     }
 
@@ -52,12 +50,12 @@ final class SessionBridge: SessionTaskDelegate, @unchecked Sendable {
         })
         guard wrapped.isMissing(.handler) else { return answer.sesame }
         let asynchronous = await call.value.urlSession(owner, task: task, didReceive: wrapped)
-        guard !wrapped.isMissing(.async) else { return notImplemented(challenge) }
+        guard !wrapped.isMissing(.async) else { return methodMissing(challenge) }
         return Answer(asynchronous.0, asynchronous.1).sesame
     }
 
-    static func notImplemented(_ challenge: AuthenticationChallenge) -> (SesameDisposition, Credential?) {
-        challenge.markNotImplemented()
+    static func methodMissing(_ challenge: AuthenticationChallenge) -> (SesameDisposition, Credential?) {
+        challenge.markMethodMissing()
         return (.performDefaultHandling, nil)
     }
 
@@ -104,7 +102,7 @@ final class TaskBridge: SessionTaskDelegate, @unchecked Sendable {
         task sesameTask: SessionTask,
         didReceive challenge: AuthenticationChallenge
     ) async -> (SesameDisposition, Credential?) {
-        guard let owner, let delegate = task.delegate else { return SessionBridge.notImplemented(challenge) }
+        guard let owner, let delegate = task.delegate else { return SessionBridge.methodMissing(challenge) }
         return await SessionBridge.askTaskLevel(delegate, owner, task, challenge)
     }
 

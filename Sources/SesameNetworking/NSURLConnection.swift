@@ -13,7 +13,7 @@ public protocol NSURLConnectionDelegate: NSObjectProtocol {
     /// with `NSURLErrorUserCancelledAuthentication`), `performDefaultHandling`,
     /// `rejectProtectionSpaceAndContinue`.
     func connection(_ connection: NSURLConnection, willSendRequestFor challenge: URLAuthenticationChallenge)
-    /// The legacy pair, used when `willSendRequestFor` is not implemented.
+    /// The legacy pair, used when `willSendRequestFor` is missing.
     func connection(
         _ connection: NSURLConnection,
         canAuthenticateAgainstProtectionSpace protectionSpace: URLProtectionSpace

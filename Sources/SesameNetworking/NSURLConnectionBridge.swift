@@ -15,7 +15,7 @@ final class ConnectionBridge: SessionTaskDelegate, @unchecked Sendable {
         task: SessionTask,
         didReceive challenge: AuthenticationChallenge
     ) async -> (SesameDisposition, Credential?) {
-        guard let delegate = connection.delegate else { return SessionBridge.notImplemented(challenge) }
+        guard let delegate = connection.delegate else { return SessionBridge.methodMissing(challenge) }
         let call = UncheckedBox(delegate)
         let connection = self.connection
         let answer: ConnectionChallengeSender.Reply = await withCheckedContinuation { continuation in
@@ -35,11 +35,11 @@ final class ConnectionBridge: SessionTaskDelegate, @unchecked Sendable {
                     call.value.connection(connection, didReceive: wrapped)
                     return !wrapped.isMissing(.async)
                 }
-                // Not implemented (or declined): Sesame's default handling.
-                if !asked { sender.answer(.performDefaultHandling, nil, notImplemented: true) }
+                // Missing (or declined): Sesame's default handling.
+                if !asked { sender.answer(.performDefaultHandling, nil, methodMissing: true) }
             }
         }
-        if answer.notImplemented { return SessionBridge.notImplemented(challenge) }
+        if answer.methodMissing { return SessionBridge.methodMissing(challenge) }
         return answer.value.sesame
     }
 
@@ -88,7 +88,7 @@ final class ConnectionChallengeSender: NSObject, URLAuthenticationChallengeSende
     // @unchecked: `once` takes the first answer under its lock; `connection` is immutable.
     struct Reply: Sendable {
         let value: Answer
-        let notImplemented: Bool
+        let methodMissing: Bool
     }
 
     private let once: Once<Reply>
@@ -102,9 +102,9 @@ final class ConnectionChallengeSender: NSObject, URLAuthenticationChallengeSende
     func answer(
         _ disposition: URLSession.AuthChallengeDisposition,
         _ credential: URLCredential?,
-        notImplemented: Bool = false
+        methodMissing: Bool = false
     ) {
-        once.resume(Reply(value: Answer(disposition, credential), notImplemented: notImplemented))
+        once.resume(Reply(value: Answer(disposition, credential), methodMissing: methodMissing))
     }
 
     func use(_ credential: URLCredential, for challenge: URLAuthenticationChallenge) {

@@ -31,7 +31,7 @@ open class URLAuthenticationChallenge: NSObject, @unchecked Sendable {
     public let error: (any Error)?
     private let answerSender: any URLAuthenticationChallengeSender & Sendable
     /// The forms of the method just called that the delegate does not implement (Sesame's
-    /// defaults mark them): with both missing, the method is not implemented.
+    /// defaults mark them): with both missing, the method is missing.
     enum Form: Sendable {
         case handler
         case async

@@ -37,8 +37,8 @@ open class URLSession: NSObject, @unchecked Sendable {
     public let delegateQueue: OperationQueue
     open var sessionDescription: String?
 
-    var sesame: Session { engine }
-    private var engine: Session!
+    /// The Sesame session underneath (its delegate is the bridge to ``delegate``).
+    let sesame: Session
     private let lock = NSLock()
     private var running: [Int: URLSessionTask] = [:]
     private var invalidated = false
@@ -53,8 +53,7 @@ open class URLSession: NSObject, @unchecked Sendable {
         delegate: (any URLSessionDelegate)?,
         delegateQueue queue: OperationQueue?
     ) {
-        // safe: copy(with:) returns a URLSessionConfiguration.
-        self.configuration = configuration.copy() as! URLSessionConfiguration
+        self.configuration = configuration.copy() as! URLSessionConfiguration  // safe: copy(with:) makes one
         self.delegate = delegate
         if let queue {
             delegateQueue = queue
@@ -62,8 +61,10 @@ open class URLSession: NSObject, @unchecked Sendable {
             delegateQueue = OperationQueue()
             delegateQueue.maxConcurrentOperationCount = 1
         }
+        let bridge = SessionBridge()
+        sesame = Session(configuration: self.configuration.sesameConfiguration(), delegate: bridge)
         super.init()
-        engine = Session(configuration: self.configuration.sesameConfiguration(), delegate: SessionBridge(self))
+        bridge.owner = self
     }
 
     // MARK: - Tasks
@@ -282,7 +283,7 @@ open class URLSession: NSObject, @unchecked Sendable {
         )
         delegateQueue.addOperation { [self] in
             delegate.value?.urlSession(self, didBecomeInvalidWithError: nil)
-            engine.closeIdleConnections()
+            sesame.closeIdleConnections()
         }
     }
 

@@ -25,7 +25,7 @@ public protocol URLSessionDelegate: NSObjectProtocol {
 extension URLSessionDelegate {
     public func urlSession(_ session: URLSession, didBecomeInvalidWithError error: (any Error)?) {}
 
-    /// Not implemented in this form: the session then calls the `async` form.
+    /// Missing in this form: the session then calls the `async` form.
     public func urlSession(
         _ session: URLSession,
         didReceive challenge: URLAuthenticationChallenge,
@@ -35,7 +35,7 @@ extension URLSessionDelegate {
         completionHandler(.performDefaultHandling, nil)
     }
 
-    /// Not implemented in this form either: the challenge goes to the next method.
+    /// Missing in this form either: the challenge goes to the next method.
     public func urlSession(
         _ session: URLSession,
         didReceive challenge: URLAuthenticationChallenge
@@ -83,7 +83,7 @@ public protocol URLSessionTaskDelegate: URLSessionDelegate {
 }
 
 extension URLSessionTaskDelegate {
-    /// Not implemented in this form: the session then calls the `async` form.
+    /// Missing in this form: the session then calls the `async` form.
     public func urlSession(
         _ session: URLSession,
         task: URLSessionTask,
@@ -94,7 +94,7 @@ extension URLSessionTaskDelegate {
         completionHandler(.performDefaultHandling, nil)
     }
 
-    /// Not implemented in this form either: the challenge goes to the next method.
+    /// Missing in this form either: the challenge goes to the next method.
     public func urlSession(
         _ session: URLSession,
         task: URLSessionTask,

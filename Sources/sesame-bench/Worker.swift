@@ -98,7 +98,8 @@ enum Worker {
     }
 }
 
-/// Answers every challenge with one credential.
+/// Answers password challenges with one credential; server trust reaches a task-level method too
+/// (Apple's rule) and goes to default handling.
 final class Login: SessionTaskDelegate {
     let credential: Credential
     init(_ credential: Credential) { self.credential = credential }
@@ -106,7 +107,10 @@ final class Login: SessionTaskDelegate {
         _ session: Session,
         task: SessionTask,
         didReceive challenge: AuthenticationChallenge
-    ) async -> (AuthChallengeDisposition, Credential?) { (.useCredential, credential) }
+    ) async -> (AuthChallengeDisposition, Credential?) {
+        challenge.protectionSpace.authenticationMethod.usesPassword
+            ? (.useCredential, credential) : (.performDefaultHandling, nil)
+    }
 }
 
 func cpuSeconds() -> Double {

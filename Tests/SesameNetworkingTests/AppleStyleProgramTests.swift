@@ -6,7 +6,7 @@ import Testing
 /// challenge", "Performing manual server trust authentication"), with only the import changed.
 @Suite struct AppleStyleProgramTests {
     /// Manual server trust evaluation at the task level only: Apple's rule sends server trust
-    /// there when the session-level method is not implemented.
+    /// there when the session-level method is missing.
     class TaskLevelTrust: NSObject, URLSessionTaskDelegate {
         let anchor: SecCertificate
         var asked: [String] = []

@@ -156,7 +156,7 @@ struct AuthHop: Sendable {
             return .fail(SesameError(.internalError, "a delegate answer arrived with no question asked"))
         }
         switch answer {
-        case .notImplemented:
+        case .methodMissing:
             return nextQuestion(url: url)
         case .answered(let disposition, let credential):
             asking = nil

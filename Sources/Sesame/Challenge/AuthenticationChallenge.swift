@@ -28,12 +28,12 @@ public final class AuthenticationChallenge: Sendable {
     /// not implement): the chain goes on to the next method without counting this one as an answer.
     private let reachedDefault = LockedValue(false)
 
-    /// Tells the session the delegate method just called is not implemented (for the
+    /// Tells the session the delegate method just called is missing (for the
     /// compatibility modules' own defaults).
-    package func markNotImplemented() { reachedDefault.withLock { $0 = true } }
-    var notImplementedMarked: Bool { reachedDefault.withLock { $0 } }
+    package func markMethodMissing() { reachedDefault.withLock { $0 = true } }
+    var methodMissingMarked: Bool { reachedDefault.withLock { $0 } }
     /// Whether the method just called was a default implementation; clears the mark for the next.
-    func takeNotImplemented() -> Bool {
+    func takeMethodMissing() -> Bool {
         reachedDefault.withLock { reached in
             defer { reached = false }
             return reached

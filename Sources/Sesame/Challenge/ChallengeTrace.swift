@@ -95,16 +95,19 @@ struct ChallengeTraceLog: Sendable {
 
     init(isOn: Bool) { self.isOn = isOn }
 
+    /// Records one answer. The count and detail are only worked out when traces are kept (a
+    /// preemptive request would otherwise pay for a scheme summary and a failure look-up).
     mutating func record(
         _ space: ProtectionSpace,
-        _ failures: Int,
+        _ failures: @autoclosure () -> Int,
         _ responder: ChallengeTrace.Responder,
         _ disposition: AuthChallengeDisposition,
         _ user: String?,
-        _ detail: String?,
+        _ detail: @autoclosure () -> String?,
         method: ChallengeTrace.DelegateMethod? = nil
     ) {
         guard isOn else { return }
+        let (failures, detail) = (failures(), detail())
         traces.append(
             ChallengeTrace(
                 protectionSpace: space,

@@ -2,7 +2,7 @@
 /// (ChallengeFlow.md, "Who is asked"), then default handling.
 ///
 /// - Connection-level challenges (server trust, client certificate, Negotiate, NTLM): the session
-///   delegate's session-level method; when it is not implemented, the task-level method of the
+///   delegate's session-level method; when it is missing, the task-level method of the
 ///   task that opened the connection (the task's own delegate, then the session delegate's).
 /// - HTTP challenges (401, 407): the task-level method (the task's own delegate, then the session
 ///   delegate's); when neither implements it, the session delegate's session-level method (seed
@@ -72,6 +72,6 @@ struct DelegateWalk: Sendable {
 /// What one delegate method said about a challenge.
 enum DelegateAnswer: Sendable {
     /// The delegate does not implement the method (Sesame's default ran): ask the next one.
-    case notImplemented
+    case methodMissing
     case answered(AuthChallengeDisposition, Credential?)
 }

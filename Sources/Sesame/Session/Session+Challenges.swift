@@ -61,7 +61,7 @@ extension Session {
 
     /// Calls one delegate method of a challenge's chain and tells what it said. A method the
     /// delegate does not implement runs Sesame's default, which marks the challenge: that is
-    /// `.notImplemented`, never an answer. Otherwise the first answer counts, whether it came
+    /// `.methodMissing`, never an answer. Otherwise the first answer counts, whether it came
     /// through the sender, the completion handler or the return value.
     func ask(
         _ entry: DelegateChain.Entry,
@@ -71,17 +71,17 @@ extension Session {
         -> DelegateAnswer
     {
         let owner = entry.owner == .taskDelegate ? task?.delegate : delegate
-        guard let owner else { return .notImplemented }
-        _ = challenge.takeNotImplemented()
+        guard let owner else { return .methodMissing }
+        _ = challenge.takeMethodMissing()
         let returned: (AuthChallengeDisposition, Credential?)
         switch entry.method {
         case .sessionLevel:
             returned = await offLoop { await owner.session(self, didReceive: challenge) }
         case .taskLevel:
-            guard let task else { return .notImplemented }
+            guard let task else { return .methodMissing }
             returned = await offLoop { await owner.session(self, task: task, didReceive: challenge) }
         }
-        if challenge.takeNotImplemented() { return .notImplemented }
+        if challenge.takeMethodMissing() { return .methodMissing }
         challenge.answer.resolve(returned.0, returned.1)
         let (disposition, credential) = await challenge.answer.value()
         return .answered(disposition, credential)

@@ -30,7 +30,7 @@ extension SessionDelegate {
     ) async -> (AuthChallengeDisposition, Credential?) {
         self.session(session, didReceive: challenge, completionHandler: challenge.answer.resolve)
         // Neither form is implemented: the session asks the next method in its chain.
-        if challenge.notImplementedMarked { return (.performDefaultHandling, nil) }
+        if challenge.methodMissingMarked { return (.performDefaultHandling, nil) }
         return await challenge.answer.value()
     }
 
@@ -39,7 +39,7 @@ extension SessionDelegate {
         didReceive challenge: AuthenticationChallenge,
         completionHandler: @escaping @Sendable (AuthChallengeDisposition, Credential?) -> Void
     ) {
-        challenge.markNotImplemented()
+        challenge.markMethodMissing()
     }
 }
 
@@ -50,7 +50,7 @@ extension SessionTaskDelegate {
         didReceive challenge: AuthenticationChallenge
     ) async -> (AuthChallengeDisposition, Credential?) {
         self.session(session, task: task, didReceive: challenge, completionHandler: challenge.answer.resolve)
-        if challenge.notImplementedMarked { return (.performDefaultHandling, nil) }
+        if challenge.methodMissingMarked { return (.performDefaultHandling, nil) }
         return await challenge.answer.value()
     }
 
@@ -60,6 +60,6 @@ extension SessionTaskDelegate {
         didReceive challenge: AuthenticationChallenge,
         completionHandler: @escaping @Sendable (AuthChallengeDisposition, Credential?) -> Void
     ) {
-        challenge.markNotImplemented()
+        challenge.markMethodMissing()
     }
 }

@@ -17,7 +17,7 @@ public enum ResponseDisposition: Sendable {
 public protocol SessionTaskDelegate: SessionDelegate {
     /// A challenge for this task (401 and 407 challenges; session-wide ones too when the session
     /// delegate does not take them). Return the disposition and, for `.useCredential`, the
-    /// credential. Not implemented: the session delegate is asked, then default handling.
+    /// credential. Missing: the session delegate is asked, then default handling.
     func session(
         _ session: Session,
         task: SessionTask,

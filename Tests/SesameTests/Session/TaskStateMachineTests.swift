@@ -110,7 +110,7 @@ import Testing
             // Only the session delegate's session-level method implements it.
             action = machine.challengeAnswered(
                 entry.owner == .sessionDelegate && entry.method == .sessionLevel
-                    ? .answered(.useCredential, ada) : .notImplemented
+                    ? .answered(.useCredential, ada) : .methodMissing
             )
         }
         #expect(
@@ -322,7 +322,7 @@ import Testing
         await #expect(processExitsWith: .failure) {
             var machine = TaskStateMachineTests().machine()
             _ = machine.start()
-            _ = machine.challengeAnswered(.notImplemented)
+            _ = machine.challengeAnswered(.methodMissing)
         }
     }
     #endif
