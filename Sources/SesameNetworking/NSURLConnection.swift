@@ -76,6 +76,9 @@ open class NSURLConnection: NSObject, @unchecked Sendable {
     private var scheduler: Scheduler
     private var started = false
     private var task: SessionTask?
+    /// Wakes the scheduled run loop for each delivery (a block performed on a run loop waits for
+    /// the loop's next event otherwise); invalidated when the connection ends.
+    private var waker: UncheckedBox<Timer>?
     /// Set when the delegate cancelled a challenge through the sender (reported as -1012).
     private var cancelledAuthentication = false
 
@@ -206,11 +209,22 @@ open class NSURLConnection: NSObject, @unchecked Sendable {
             case .queue(let queue):
                 queue.addOperation { continuation.resume(returning: call.value()) }
             case .runLoop(let loop, let modes):
-                // A timer wakes a loop waiting in `run()`; a bare perform would wait for another event.
-                let timer = Timer(timeInterval: 0, repeats: false) { _ in continuation.resume(returning: call.value()) }
-                for mode in modes { loop.add(timer, forMode: mode) }
+                loop.perform(inModes: modes) { continuation.resume(returning: call.value()) }
+                wakeUp(loop, modes)
             }
         }
+    }
+
+    /// Sets the waker's fire date to now, adding it to the loop the first time.
+    private func wakeUp(_ loop: RunLoop, _ modes: [RunLoop.Mode]) {
+        let timer = lock.withLock { () -> UncheckedBox<Timer> in
+            if let waker { return waker }
+            let made = UncheckedBox(Timer(timeInterval: 1_000_000, repeats: true) { _ in })
+            for mode in modes { loop.add(made.value, forMode: mode) }
+            waker = made
+            return made
+        }
+        timer.value.fireDate = Date()
     }
 
     func update(request: URLRequest) { lock.withLock { current = request } }
@@ -239,6 +253,7 @@ open class NSURLConnection: NSObject, @unchecked Sendable {
                 (call.value as? any NSURLConnectionDataDelegate)?.connectionDidFinishLoading(self)
             }
         }
+        lock.withLock { waker }?.value.invalidate()
     }
 
     private func fail(_ error: any Error) {
