@@ -155,6 +155,30 @@ final class TaskBridge: SessionTaskDelegate, @unchecked Sendable {
         await owner.onQueue { call.value.urlSession(owner, dataTask: dataTask, didReceive: data) }
     }
 
+    func session(
+        _ session: Session,
+        task sesameTask: SessionTask,
+        didSendBodyData bytesSent: Int64,
+        totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64?
+    ) async {
+        // Apple's NSURLSessionTransferSizeUnknown for a body of unknown length.
+        let expected = totalBytesExpectedToSend ?? -1
+        task.update(sent: totalBytesSent, expected: expected)
+        guard let owner, let delegate = owner.taskDelegate(for: task) else { return }
+        let call = UncheckedBox((delegate, task))
+        await owner.onQueue {
+            let (delegate, task) = call.value
+            delegate.urlSession(
+                owner,
+                task: task,
+                didSendBodyData: bytesSent,
+                totalBytesSent: totalBytesSent,
+                totalBytesExpectedToSend: expected
+            )
+        }
+    }
+
     func session(_ session: Session, task sesameTask: SessionTask, didCompleteWithError error: (any Error)?) async {
         guard let owner else { return }
         if let response = sesameTask.response, task.response == nil { task.update(response: HTTPURLResponse(response)) }

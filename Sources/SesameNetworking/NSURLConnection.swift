@@ -4,6 +4,9 @@ import Sesame
 /// Objective-C's autoreleasing out-parameter is a plain pointer without Objective-C.
 public typealias AutoreleasingUnsafeMutablePointer<Pointee> = UnsafeMutablePointer<Pointee>
 
+/// An `NSError` out-parameter, as Apple's Foundation declares it (Linux's has none).
+public typealias NSErrorPointer = AutoreleasingUnsafeMutablePointer<NSError?>?
+
 /// NSURLConnection's delegate (`NSURLConnectionDelegate`): failures and challenges.
 public protocol NSURLConnectionDelegate: NSObjectProtocol {
     func connection(_ connection: NSURLConnection, didFailWithError error: any Error)

@@ -32,7 +32,7 @@ open class URLAuthenticationChallenge: NSObject, @unchecked Sendable {
     private let answerSender: any URLAuthenticationChallengeSender & Sendable
     /// The forms of the method just called that the delegate does not implement (Sesame's
     /// defaults mark them): with both missing, the method is missing.
-    enum Form: Sendable {
+    package enum Form: Sendable {
         case handler
         case async
     }
@@ -51,7 +51,7 @@ open class URLAuthenticationChallenge: NSObject, @unchecked Sendable {
     public var previousFailureCount: Int { challenge.previousFailureCount }
     public var sender: (any URLAuthenticationChallengeSender)? { answerSender }
 
-    func markMissing(_ form: Form) { lock.withLock { _ = missing.insert(form) } }
+    package func markMissing(_ form: Form) { lock.withLock { _ = missing.insert(form) } }
     func isMissing(_ form: Form) -> Bool { lock.withLock { missing.contains(form) } }
 }
 

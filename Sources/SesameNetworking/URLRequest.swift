@@ -32,9 +32,25 @@ public struct URLRequest: Hashable, Sendable, CustomStringConvertible {
     private var fields: [(name: String, value: String)] = []
     /// The body; setting it clears ``httpBodyStream``.
     public var httpBody: Data? {
-        didSet { if httpBody != nil { stream = nil } }
+        didSet {
+            if httpBody != nil {
+                stream = nil
+                sesameBody = nil
+            }
+        }
     }
     private var stream: InputStreamBox?
+    /// A body Sesame sends as it is (a multipart form of pieces and files, streamed from disk and
+    /// sent again when a challenge asks); set by Sesame's compatibility modules, cleared by
+    /// setting ``httpBody`` or ``httpBodyStream``.
+    package var sesameBody: SesameBodyBox? {
+        didSet {
+            if sesameBody != nil {
+                httpBody = nil
+                stream = nil
+            }
+        }
+    }
 
     public init(url: URL, cachePolicy: CachePolicy = .useProtocolCachePolicy, timeoutInterval: TimeInterval = 60) {
         self.url = url
@@ -54,7 +70,10 @@ public struct URLRequest: Hashable, Sendable, CustomStringConvertible {
         get { stream?.stream }
         set {
             stream = newValue.map(InputStreamBox.init)
-            if newValue != nil { httpBody = nil }
+            if newValue != nil {
+                httpBody = nil
+                sesameBody = nil
+            }
         }
     }
 
@@ -103,7 +122,7 @@ public struct URLRequest: Hashable, Sendable, CustomStringConvertible {
         lhs.url == rhs.url && lhs.httpMethod == rhs.httpMethod && lhs.httpBody == rhs.httpBody
             && lhs.allHTTPHeaderFields == rhs.allHTTPHeaderFields && lhs.timeoutInterval == rhs.timeoutInterval
             && lhs.cachePolicy == rhs.cachePolicy && lhs.httpShouldHandleCookies == rhs.httpShouldHandleCookies
-            && lhs.stream === rhs.stream
+            && lhs.stream === rhs.stream && lhs.sesameBody === rhs.sesameBody
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -126,6 +145,8 @@ public struct URLRequest: Hashable, Sendable, CustomStringConvertible {
             request.body = .data(httpBody)
         } else if let stream {
             request.body = stream.body()
+        } else if let sesameBody {
+            request.body = sesameBody.body
         }
         return request
     }
@@ -138,6 +159,12 @@ public struct URLRequest: Hashable, Sendable, CustomStringConvertible {
         httpShouldHandleCookies = request.handlesCookies
         if case .data(let data) = request.body { httpBody = data }
     }
+}
+
+/// A Sesame body carried by a ``URLRequest`` (compared by identity).
+package final class SesameBodyBox: Sendable {
+    package let body: HTTPBody
+    package init(_ body: HTTPBody) { self.body = body }
 }
 
 /// An `InputStream` (not Sendable in Foundation), read on one task when the request is sent.

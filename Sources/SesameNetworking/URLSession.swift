@@ -111,6 +111,13 @@ open class URLSession: NSObject, @unchecked Sendable {
         )
     }
 
+    /// An upload of the request's own body (its `httpBodyStream`, or a body Sesame's modules
+    /// set). Sesame never asks for a new stream: a streamed body that a challenge would need
+    /// again fails the task instead.
+    open func uploadTask(withStreamedRequest request: URLRequest) -> URLSessionUploadTask {
+        URLSessionUploadTask(session: self, request: request, kind: .upload)
+    }
+
     open func uploadTask(with request: URLRequest, fromFile fileURL: URL) -> URLSessionUploadTask {
         URLSessionUploadTask(session: self, request: request, kind: .upload, bodyFile: fileURL)
     }
@@ -268,22 +275,48 @@ open class URLSession: NSObject, @unchecked Sendable {
     /// Runs `body` on the delegate queue and waits for it (delegate methods are called there, one
     /// at a time on a serial queue; waiting keeps a slow delegate from piling work up).
     func onQueue(_ body: @escaping @Sendable () -> Void) async {
+        let handoff = Handoff<Void>()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             delegateQueue.addOperation {
                 body()
+                _ = handoff.put(())
                 continuation.resume()
             }
         }
+        _ = handoff.take()
     }
 
     /// Calls a completion-handler method on the delegate queue and waits for its first answer.
     func onQueue<T: Sendable>(answering body: @escaping @Sendable (@escaping @Sendable (T) -> Void) -> Void) async -> T
     {
-        await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
+        let handoff = Handoff<T>()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let once = Once(continuation)
-            delegateQueue.addOperation { body { once.resume($0) } }
+            delegateQueue.addOperation { body { if handoff.put($0) { once.resume(()) } } }
+        }
+        return handoff.take()!  // safe: the continuation is resumed only after the answer is put
+    }
+}
+
+/// A value handed from the delegate queue to the task awaiting it, through a lock: what the
+/// delegate wrote before answering (the objects in the answer included) is then seen by the
+/// awaiting side as written. A continuation alone orders it too, but invisibly to
+/// ThreadSanitizer, whose runtime does not see the Swift concurrency library's atomics.
+final class Handoff<Value: Sendable>: @unchecked Sendable {
+    // @unchecked: `value` is behind `lock`.
+    private let lock = NSLock()
+    private var value: Value?
+
+    /// Keeps the first value; false for later ones (a handler called twice).
+    func put(_ new: Value) -> Bool {
+        lock.withLock {
+            guard value == nil else { return false }
+            value = new
+            return true
         }
     }
+
+    func take() -> Value? { lock.withLock { value } }
 }
 
 /// One result, set once from a completion handler, awaited once.

@@ -46,6 +46,8 @@ open class URLSessionTask: NSObject, @unchecked Sendable {
     private var received: URLResponse?
     private var failure: (any Error)?
     private var bytesReceived: Int64 = 0
+    private var bytesSent: Int64 = 0
+    private var bytesExpectedToSend: Int64?
     private var work: Task<Void, Never>?
     private var sesameTask: SessionTask?
     private static let counter = NSLock()
@@ -70,8 +72,18 @@ open class URLSessionTask: NSObject, @unchecked Sendable {
     open var error: (any Error)? { lock.withLock { failure } }
     open var countOfBytesReceived: Int64 { lock.withLock { bytesReceived } }
     open var countOfBytesExpectedToReceive: Int64 { response?.expectedContentLength ?? -1 }
-    open var countOfBytesSent: Int64 { 0 }
-    open var countOfBytesExpectedToSend: Int64 { Int64(originalRequest?.httpBody?.count ?? 0) }
+    open var countOfBytesSent: Int64 { lock.withLock { bytesSent } }
+    /// The body's length: known once sending starts (-1 for a stream of unknown length); before
+    /// that, the length of the request's `httpBody` or body file.
+    open var countOfBytesExpectedToSend: Int64 {
+        if let expected = lock.withLock({ bytesExpectedToSend }) { return expected }
+        if let file = bodyFile,
+            let size = try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber
+        {
+            return size.int64Value
+        }
+        return Int64(originalRequest?.httpBody?.count ?? 0)
+    }
 
     /// Starts (or, for a task never started, starts once) the task.
     open func resume() {
@@ -128,6 +140,12 @@ open class URLSessionTask: NSObject, @unchecked Sendable {
     func update(request: URLRequest) { lock.withLock { current = request } }
     func update(response: URLResponse) { lock.withLock { received = response } }
     func add(received count: Int) { lock.withLock { bytesReceived += Int64(count) } }
+    func update(sent total: Int64, expected: Int64) {
+        lock.withLock {
+            bytesSent = total
+            bytesExpectedToSend = expected
+        }
+    }
 
     /// Marks the task completed; false when it already was.
     func complete(error: (any Error)?) -> Bool {

@@ -155,6 +155,54 @@ import Testing
         #expect(collector.onQueue)
     }
 
+    /// Upload progress: `didSendBodyData` on the queue, totals climbing to the file's length,
+    /// and the task's counters agreeing.
+    class UploadWatcher: NSObject, URLSessionTaskDelegate {
+        var reports: [(sent: Int64, total: Int64, expected: Int64)] = []
+        let done: (Error?) -> Void
+        init(done: @escaping (Error?) -> Void) { self.done = done }
+
+        func urlSession(
+            _ session: URLSession,
+            task: URLSessionTask,
+            didSendBodyData bytesSent: Int64,
+            totalBytesSent: Int64,
+            totalBytesExpectedToSend: Int64
+        ) {
+            reports.append((bytesSent, totalBytesSent, totalBytesExpectedToSend))
+        }
+
+        func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
+            done(error)
+        }
+    }
+
+    @Test func uploadProgressReachesTheBodyLength() async throws {
+        let origin = try server { request in .text("\(request.body.count)") }
+        defer { origin.shutdown() }
+        let file = try ScratchFolder.make("upload-progress").appendingPathComponent("body.bin")
+        try Data(repeating: 0x5A, count: 3 << 20 + 17).write(to: file)
+        var watcher: UploadWatcher!
+        var task: URLSessionUploadTask!
+        let error: Error? = await withCheckedContinuation { continuation in
+            watcher = UploadWatcher { continuation.resume(returning: $0) }
+            let session = URLSession(configuration: .ephemeral, delegate: watcher, delegateQueue: nil)
+            var request = URLRequest(url: URL(string: origin.baseURL + "/up")!)
+            request.httpMethod = "PUT"
+            task = session.uploadTask(with: request, fromFile: file)
+            #expect(task.countOfBytesExpectedToSend == Int64(3 << 20 + 17))
+            task.resume()
+        }
+        #expect(error == nil)
+        let expected = Int64(3 << 20 + 17)
+        #expect(watcher.reports.count >= 3)
+        #expect(watcher.reports.allSatisfy { $0.expected == expected })
+        #expect(watcher.reports.map(\.sent).reduce(0, +) == expected)
+        #expect(watcher.reports.last?.total == expected)
+        #expect(task.countOfBytesSent == expected)
+        #expect(origin.requests.first?.body.count == Int(expected))
+    }
+
     /// A redirect refused by returning nil: the redirect response itself is the answer.
     class NoRedirects: NSObject, URLSessionTaskDelegate {
         var seen: [String] = []

@@ -11,6 +11,7 @@ extension Session {
         var origin = exchange.origin
         origin.route = exchange.route
         var attempt = 0
+        let progress = bodyProgress(for: request, task: task)
         while true {
             attempt += 1
             let lease = try await pool.acquire(origin, for: task, deadline: deadline)
@@ -34,11 +35,35 @@ extension Session {
                     on: lease,
                     pool: pool,
                     settings: exchangeSettings,
-                    deadline: deadline
+                    deadline: deadline,
+                    progress: progress
                 )
             } catch let stale as HTTP1Exchange.StaleConnection {
                 let replayable = request.body?.isReplayable ?? true
                 guard attempt == 1, request.isIdempotent, replayable else { throw stale.underlying }
+            }
+        }
+    }
+
+    /// Counts the body bytes `task` sends and tells its first delegate; nil when there is no body
+    /// or no delegate to tell (the count then stays with the task alone).
+    private func bodyProgress(for request: HTTPRequest, task: SessionTask) -> HTTP1Exchange.BodyProgress? {
+        guard request.hasBody else { return nil }
+        guard let first = task.delegate ?? delegate else {
+            return { count in _ = task.sent(count) }
+        }
+        let expected = request.body?.knownLength.map(Int64.init)
+        return { [weak self] count in
+            let total = task.sent(count)
+            guard let self else { return }
+            await offLoop {
+                await first.session(
+                    self,
+                    task: task,
+                    didSendBodyData: Int64(count),
+                    totalBytesSent: total,
+                    totalBytesExpectedToSend: expected
+                )
             }
         }
     }

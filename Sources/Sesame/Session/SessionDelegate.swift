@@ -47,6 +47,17 @@ public protocol SessionTaskDelegate: SessionDelegate {
     /// A piece of the body arrived.
     func session(_ session: Session, task: SessionTask, didReceive data: Data) async
 
+    /// Request body bytes were written to the connection: `bytesSent` now, `totalBytesSent` in
+    /// all for this task, out of `totalBytesExpectedToSend` (nil for a stream of unknown length).
+    /// A body sent again (a redirect, a challenge) counts again.
+    func session(
+        _ session: Session,
+        task: SessionTask,
+        didSendBodyData bytesSent: Int64,
+        totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64?
+    ) async
+
     /// The task finished; `error` is nil on success.
     func session(_ session: Session, task: SessionTask, didCompleteWithError error: (any Error)?) async
 }
@@ -73,6 +84,23 @@ extension SessionTaskDelegate {
 
     public func session(_ session: Session, task: SessionTask, didReceive data: Data) async {
         await session.nextDelegate(after: self, for: task)?.session(session, task: task, didReceive: data)
+    }
+
+    public func session(
+        _ session: Session,
+        task: SessionTask,
+        didSendBodyData bytesSent: Int64,
+        totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64?
+    ) async {
+        await session.nextDelegate(after: self, for: task)?
+            .session(
+                session,
+                task: task,
+                didSendBodyData: bytesSent,
+                totalBytesSent: totalBytesSent,
+                totalBytesExpectedToSend: totalBytesExpectedToSend
+            )
     }
 
     public func session(_ session: Session, task: SessionTask, didCompleteWithError error: (any Error)?) async {

@@ -16,6 +16,7 @@ public final class SessionTask: Sendable, Hashable {
         var currentRequest: HTTPRequest
         var response: HTTPResponse?
         var bytesReceived: Int64 = 0
+        var bytesSent: Int64 = 0
         var work: Task<Void, Never>?
         var start: (@Sendable () -> Void)?
         var error: SesameError?
@@ -46,6 +47,8 @@ public final class SessionTask: Sendable, Hashable {
     public var response: HTTPResponse? { mutable.withLock { $0.response } }
     /// Body bytes received so far (decoded).
     public var countOfBytesReceived: Int64 { mutable.withLock { $0.bytesReceived } }
+    /// Request body bytes written to the connection so far (counted again when the body is sent again).
+    public var countOfBytesSent: Int64 { mutable.withLock { $0.bytesSent } }
     /// The current state.
     public var state: State { mutable.withLock { $0.state } }
 
@@ -84,6 +87,13 @@ public final class SessionTask: Sendable, Hashable {
     func update(request: HTTPRequest) { mutable.withLock { $0.currentRequest = request } }
     func update(response: HTTPResponse) { mutable.withLock { $0.response = response } }
     func received(_ count: Int) { mutable.withLock { $0.bytesReceived += Int64(count) } }
+    /// Adds `count` body bytes sent; returns the total.
+    func sent(_ count: Int) -> Int64 {
+        mutable.withLock { mutable -> Int64 in
+            mutable.bytesSent += Int64(count)
+            return mutable.bytesSent
+        }
+    }
     func complete() { mutable.withLock { $0.state = .completed } }
     var isCancelled: Bool { mutable.withLock { $0.state == .canceling } }
 

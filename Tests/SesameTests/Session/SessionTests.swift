@@ -355,6 +355,54 @@ func url(_ server: LocalServer, _ path: String) -> URL { URL(string: server.base
         #expect(task.state == .completed)
     }
 
+    final class UploadCounter: SessionTaskDelegate {
+        let reports = Recorder<(Int64, Int64, Int64?)>()
+        func session(
+            _ session: Session,
+            task: SessionTask,
+            didSendBodyData bytesSent: Int64,
+            totalBytesSent: Int64,
+            totalBytesExpectedToSend: Int64?
+        ) async {
+            reports.append((bytesSent, totalBytesSent, totalBytesExpectedToSend))
+        }
+    }
+
+    /// Body bytes are reported as written: a multipart form of data and a 2 MiB file, then a
+    /// stream of unknown length, each adding up to what the server received.
+    @Test func uploadProgressIsReportedAsTheBodyIsWritten() async throws {
+        let origin = try server { request in .text("\(request.body.count)") }
+        defer { origin.shutdown() }
+        let counter = UploadCounter()
+        let session = Session(configuration: testSession().configuration, delegate: counter)
+        let file = try ScratchFolder.make("upload-counter").appendingPathComponent("part.bin")
+        try Data(repeating: 1, count: 2 << 20).write(to: file)
+        var form = MultipartFormData()
+        form.append("value", name: "field")
+        try form.appendFile(at: file, name: "file")
+        var request = HTTPRequest(url: url(origin, "/form"), method: "POST")
+        form.apply(to: &request)
+        let (answer, _) = try await session.data(for: request)
+        let length = try #require(Int(String(decoding: answer, as: UTF8.self)))
+        let reports = counter.reports.all
+        #expect(reports.map(\.0).reduce(0, +) == Int64(length))
+        #expect(reports.last?.1 == Int64(length))
+        #expect(reports.allSatisfy { $0.2 == Int64(length) })
+
+        let streamed = Session(configuration: testSession().configuration, delegate: counter)
+        var chunked = HTTPRequest(url: url(origin, "/stream"), method: "POST")
+        chunked.body = .stream(
+            AsyncStream { continuation in
+                for _ in 0..<3 { continuation.yield([UInt8](repeating: 2, count: 1000)) }
+                continuation.finish()
+            }
+        )
+        _ = try await streamed.data(for: chunked)
+        let streamReports = counter.reports.all.dropFirst(reports.count)
+        #expect(streamReports.map(\.1) == [1000, 2000, 3000])
+        #expect(streamReports.allSatisfy { $0.2 == nil })
+    }
+
     @Test func unsupportedURLsAreRefused() async throws {
         let error = await #expect(throws: SesameError.self) {
             _ = try await testSession().data(from: URL(string: "ftp://localhost/file")!)

@@ -67,6 +67,26 @@ public struct MultipartFormData: Sendable {
         segments.append(.file(url))
     }
 
+    /// A part with the header fields given (`appendPartWithHeaders:body:`), in their order.
+    /// - Throws: ``SesameError/Code/invalidArgument`` for a field name that is not an HTTP token, or
+    ///   a name or value holding CR, LF or NUL (they would end the part's header early).
+    public mutating func append(_ data: Data, headers: [(name: String, value: String)]) throws {
+        for (name, value) in headers {
+            guard !name.isEmpty, name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }) else {
+                throw SesameError(.invalidArgument, "'\(name)' is not a header field name for a multipart part")
+            }
+            guard !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
+                throw SesameError(.invalidArgument, "the part's '\(name)' value holds a line break or NUL")
+            }
+        }
+        var head = isEmpty ? "--\(boundary)\r\n" : "\r\n--\(boundary)\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        head += "\r\n"
+        segments.append(.data(Data(head.utf8)))
+        segments.append(.data(data))
+        isEmpty = false
+    }
+
     /// The body, closing boundary included.
     public var body: HTTPBody {
         let closing = (isEmpty ? "--\(boundary)--\r\n" : "\r\n--\(boundary)--\r\n")

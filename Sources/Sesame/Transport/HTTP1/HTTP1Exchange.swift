@@ -52,15 +52,19 @@ enum HTTP1Exchange {
         return "\(origin.scheme)://\(origin.hostHeader)\(path)"
     }
 
+    /// Told how many body bytes were just handed to the connection (upload progress).
+    typealias BodyProgress = @Sendable (Int) async -> Void
+
     /// Sends `request` and reads up to the final response head. `target`: the URL's origin-form
-    /// request target.
+    /// request target; `progress`: told of the body bytes as they are written.
     static func send(
         _ request: HTTPRequest,
         target: String,
         on lease: ConnectionPool.Lease,
         pool: ConnectionPool,
         settings: Settings,
-        deadline: ContinuousClock.Instant
+        deadline: ContinuousClock.Instant,
+        progress: BodyProgress? = nil
     ) async throws -> ResponseBodyReader {
         let connection = lease.connection
         let headers = headers(for: request, origin: lease.origin, settings: settings)
@@ -88,6 +92,8 @@ enum HTTP1Exchange {
             }
             if case .data(let data)? = request.body, data.count <= 65_536, !expectsContinue {
                 try await reader.readHead(sending: head + data)
+                // Written with the head in one go; reported once the answer shows it arrived.
+                await progress?(data.count)
                 return reader
             } else {
                 try await connection.write(head)
@@ -97,7 +103,12 @@ enum HTTP1Exchange {
                         // The server answered before the body; it may still be waiting for it.
                         reader.forbidReuse()
                     } else {
-                        try await send(body, chunked: headers.first("Transfer-Encoding") != nil, on: connection)
+                        try await send(
+                            body,
+                            chunked: headers.first("Transfer-Encoding") != nil,
+                            on: connection,
+                            progress: progress
+                        )
                     }
                 }
             }
@@ -117,15 +128,23 @@ enum HTTP1Exchange {
         }
     }
 
-    private static func send(_ body: HTTPBody, chunked: Bool, on connection: Connection) async throws {
+    private static func send(
+        _ body: HTTPBody,
+        chunked: Bool,
+        on connection: Connection,
+        progress: BodyProgress?
+    ) async throws {
         switch body {
         case .data(let data):
             try await connection.write([UInt8](data))
+            await progress?(data.count)
         case .segments(let segments):
             for segment in segments {
                 switch segment {
-                case .data(let data): try await send(.data(data), chunked: false, on: connection)
-                case .file(let url): try await send(.file(url), chunked: false, on: connection)
+                case .data(let data):
+                    try await send(.data(data), chunked: false, on: connection, progress: progress)
+                case .file(let url):
+                    try await send(.file(url), chunked: false, on: connection, progress: progress)
                 }
             }
         case .file(let url):
@@ -148,6 +167,7 @@ enum HTTP1Exchange {
                     throw SesameError(.fileUnreadable, "'\(url.path)' grew while it was being sent")
                 }
                 try await connection.write(count == chunk.count ? chunk : Array(chunk[0..<count]))
+                await progress?(count)
             }
             guard sent == expected else {
                 throw SesameError(.fileUnreadable, "'\(url.path)' shrank while it was being sent")
@@ -167,6 +187,7 @@ enum HTTP1Exchange {
                     }
                     try await connection.write(chunk)
                 }
+                await progress?(chunk.count)
             }
             if chunked {
                 try await connection.write(HTTP1RequestEncoder.lastChunk)
