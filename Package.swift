@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "Sesame", targets: ["Sesame"]),
         .library(name: "SesameTesting", targets: ["SesameTesting"]),
         .library(name: "SesameNetworking", targets: ["SesameNetworking"]),
+        .library(name: "SesameAFNetworking", targets: ["SesameAFNetworking"]),
         .executable(name: "sesame", targets: ["sesame"]),
         .executable(name: "sesame-bench", targets: ["sesame-bench"]),
     ],
@@ -43,6 +44,11 @@ let package = Package(
             swiftSettings: strictSwift
         ),
         .target(
+            name: "SesameAFNetworking",
+            dependencies: ["Sesame", "SesameNetworking"],
+            swiftSettings: strictSwift
+        ),
+        .target(
             name: "SesameTesting",
             dependencies: ["Sesame", "COpenSSL", "CSesameShims"],
             swiftSettings: strictSwift
@@ -69,6 +75,12 @@ let package = Package(
             // Sendable annotations, only `import SesameNetworking` for the URL loading system.
             name: "SesameNetworkingTests",
             dependencies: ["SesameNetworking", "SesameTesting"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        .testTarget(
+            // AFNetworking code as it is written: Swift 5, `import SesameAFNetworking` only.
+            name: "SesameAFNetworkingTests",
+            dependencies: ["SesameAFNetworking", "SesameTesting"],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         .testTarget(
