@@ -252,12 +252,111 @@ int CSesameShims_authority_key_id(const X509 *x509, int *has_key_id, int *has_is
     return 1;
 }
 
+int CSesameShims_authority_key_id_names_self(const X509 *x509) {
+    int crit = -1;
+    AUTHORITY_KEYID *aki = X509_get_ext_d2i(x509, NID_authority_key_identifier, &crit, NULL);
+    if (aki == NULL) return -1;
+    int names_self = 1;
+    if (aki->serial != NULL && ASN1_INTEGER_cmp(aki->serial, X509_get0_serialNumber(x509)) != 0) names_self = 0;
+    if (aki->issuer != NULL) {
+        int found = 0;
+        for (int i = 0; i < sk_GENERAL_NAME_num(aki->issuer); i++) {
+            const GENERAL_NAME *name = sk_GENERAL_NAME_value(aki->issuer, i);
+            if (name->type == GEN_DIRNAME && X509_NAME_cmp(name->d.directoryName, X509_get_issuer_name(x509)) == 0) {
+                found = 1;
+            }
+        }
+        if (!found) names_self = 0;
+    }
+    AUTHORITY_KEYID_free(aki);
+    return names_self;
+}
+
 int CSesameShims_information_access(const X509 *x509) {
     int crit = -1;
     AUTHORITY_INFO_ACCESS *info = X509_get_ext_d2i(x509, NID_info_access, &crit, NULL);
     if (info == NULL) return crit == -1 ? -1 : 0;
     AUTHORITY_INFO_ACCESS_free(info);
     return 1;
+}
+
+int CSesameShims_basic_constraints(const X509 *x509, int *ca, int *has_path_length) {
+    int crit = -1;
+    BASIC_CONSTRAINTS *bc = X509_get_ext_d2i(x509, NID_basic_constraints, &crit, NULL);
+    if (bc == NULL) return crit == -1 ? -1 : 0;
+    *ca = bc->ca != 0;
+    *has_path_length = bc->pathlen != NULL;
+    BASIC_CONSTRAINTS_free(bc);
+    return 1;
+}
+
+int CSesameShims_policy_constraints(const X509 *x509, int *has_require_explicit, int *has_inhibit_mapping) {
+    int crit = -1;
+    POLICY_CONSTRAINTS *pc = X509_get_ext_d2i(x509, NID_policy_constraints, &crit, NULL);
+    if (pc == NULL) return crit == -1 ? -1 : 0;
+    *has_require_explicit = pc->requireExplicitPolicy != NULL;
+    *has_inhibit_mapping = pc->inhibitPolicyMapping != NULL;
+    POLICY_CONSTRAINTS_free(pc);
+    return 1;
+}
+
+int CSesameShims_certificate_policies(const X509 *x509, int *count, int *duplicates) {
+    int crit = -1;
+    CERTIFICATEPOLICIES *policies = X509_get_ext_d2i(x509, NID_certificate_policies, &crit, NULL);
+    if (policies == NULL) return crit == -1 ? -1 : 0;
+    int n = sk_POLICYINFO_num(policies);
+    *count = n;
+    *duplicates = 0;
+    for (int i = 0; i < n && !*duplicates; i++) {
+        const ASN1_OBJECT *a = sk_POLICYINFO_value(policies, i)->policyid;
+        for (int j = i + 1; j < n; j++) {
+            if (OBJ_cmp(a, sk_POLICYINFO_value(policies, j)->policyid) == 0) {
+                *duplicates = 1;
+                break;
+            }
+        }
+    }
+    CERTIFICATEPOLICIES_free(policies);
+    return 1;
+}
+
+int CSesameShims_crl_distribution_points(const X509 *x509, int *count, int *incomplete) {
+    int crit = -1;
+    CRL_DIST_POINTS *points = X509_get_ext_d2i(x509, NID_crl_distribution_points, &crit, NULL);
+    if (points == NULL) return crit == -1 ? -1 : 0;
+    int n = sk_DIST_POINT_num(points);
+    *count = n;
+    *incomplete = 0;
+    for (int i = 0; i < n; i++) {
+        const DIST_POINT *point = sk_DIST_POINT_value(points, i);
+        if (point->distpoint == NULL && point->CRLissuer == NULL) *incomplete += 1;
+    }
+    CRL_DIST_POINTS_free(points);
+    return 1;
+}
+
+int CSesameShims_unique_ids(const X509 *x509) {
+    const ASN1_BIT_STRING *issuer = NULL, *subject = NULL;
+    X509_get0_uids(x509, &issuer, &subject);
+    return (issuer != NULL ? 1 : 0) | (subject != NULL ? 2 : 0);
+}
+
+long CSesameShims_key_usage(const X509 *x509) {
+    int crit = -1;
+    ASN1_BIT_STRING *usage = X509_get_ext_d2i(x509, NID_key_usage, &crit, NULL);
+    if (usage == NULL) return crit == -1 ? -1 : -2;
+    long mask = 0;
+    if (usage->length > 0) mask = usage->data[0];
+    if (usage->length > 1) mask |= (long)usage->data[1] << 8;
+    ASN1_BIT_STRING_free(usage);
+    return mask;
+}
+
+int CSesameShims_time_year(const ASN1_TIME *time, int *generalized) {
+    struct tm parts;
+    *generalized = ASN1_STRING_type(time) == V_ASN1_GENERALIZEDTIME;
+    if (ASN1_TIME_to_tm(time, &parts) != 1) return -1;
+    return parts.tm_year + 1900;
 }
 
 // MARK: - CRL stacks

@@ -156,6 +156,9 @@ public final class TestPKI: Sendable {
     public enum KeyType: Sendable {
         case ecdsaP256
         case rsa2048
+        /// Weak keys the web PKI refuses, for tests of that rule.
+        case ecdsaP224
+        case rsa1024
     }
 
     enum Profile {
@@ -260,13 +263,15 @@ public final class TestPKI: Sendable {
     }
 
     static func generateKey(_ type: KeyType) throws -> OwnedKey {
-        let algorithm = type == .rsa2048 ? "RSA" : "EC"
+        let algorithm = type == .rsa2048 || type == .rsa1024 ? "RSA" : "EC"
         guard let context = EVP_PKEY_CTX_new_from_name(nil, algorithm, nil) else { throw TestingError("key context") }
         defer { EVP_PKEY_CTX_free(context) }
         guard EVP_PKEY_keygen_init(context) == 1 else { throw TestingError("keygen init") }
         switch type {
         case .ecdsaP256: EVP_PKEY_CTX_set_group_name(context, "P-256")
+        case .ecdsaP224: EVP_PKEY_CTX_set_group_name(context, "P-224")
         case .rsa2048: EVP_PKEY_CTX_set_rsa_keygen_bits(context, 2048)
+        case .rsa1024: EVP_PKEY_CTX_set_rsa_keygen_bits(context, 1024)
         }
         var key: OpaquePointer? = nil
         guard EVP_PKEY_generate(context, &key) == 1, let key else { throw TestingError("key generation") }

@@ -32,9 +32,12 @@ do {
             only = arguments[index]
         case "--shared-processors":
             separatesClients = false
+        case "--evaluations":
+            try EvaluationBenchmark.run(repetitions: repetitions)
+            exit(0)
         case "--help", "-h":
             print(
-                "usage: sesame-bench [--repetitions N] [--output FILE.md] [--only NAME-PART] [--shared-processors]"
+                "usage: sesame-bench [--repetitions N] [--output FILE.md] [--only NAME-PART] [--shared-processors] | [--repetitions N] --evaluations"
             )
             exit(0)
         default:

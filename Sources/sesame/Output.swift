@@ -15,7 +15,7 @@ enum Usage {
                sesame credentials list | add | remove | default [URL -u USER[:PASS] --realm R]
                sesame trust https://HOST[:PORT]/ [--cacert F] [--json]
                sesame trust evaluate --leaf F [--intermediates F] --anchors F [--host H | --ip A]
-                                     [--at RFC3339] [--crl F] [--json]
+                                     [--at RFC3339] [--max-depth N] [--crl F] [--ocsp F] [--json]
                sesame demo [--step NAME] [--list]
                sesame --version | --help
 

@@ -17,6 +17,9 @@ public struct TrustEvaluationResult: Sendable, CustomStringConvertible {
     public var pins: [String] {
         (verifiedChain.isEmpty ? observedChain : verifiedChain).map { "sha256/" + $0.publicKey.sha256Pin }
     }
+    /// Every path the evaluation built, in order, with its failures (the last one passed when
+    /// the chain is trusted); `sesame trust evaluate -v` prints them.
+    public var candidatePaths: [CandidatePath] = []
     /// True when there is no failure.
     public var isTrusted: Bool { failures.isEmpty }
 
@@ -27,6 +30,18 @@ public struct TrustEvaluationResult: Sendable, CustomStringConvertible {
         isTrusted
             ? "trusted (\(verifiedChain.count) certificates)"
             : "not trusted: " + failures.map(\.description).joined(separator: "; ")
+    }
+}
+
+/// A path the evaluation built: leaf first, up to the anchor when one was reached.
+public struct CandidatePath: Sendable, CustomStringConvertible {
+    public let chain: [Certificate]
+    public let failures: [TrustFailureReason]
+
+    public var description: String {
+        let path = chain.map { "\($0.subject)" }.joined(separator: " <- ")
+        return failures.isEmpty
+            ? "\(path): passes" : "\(path): " + failures.map(\.description).joined(separator: "; ")
     }
 }
 
@@ -58,6 +73,82 @@ public enum CertificateChainEvaluator {
         ocspResponses: [Data] = []
     ) -> TrustEvaluationResult {
         guard let leaf = chain.first else {
+            return evaluatePath(
+                leaf: nil,
+                intermediates: [],
+                chain: chain,
+                roots: roots,
+                host: host,
+                date: date,
+                maximumDepth: maximumDepth,
+                crls: crls,
+                ocspResponses: ocspResponses
+            )
+        }
+        // The intermediates, each once (a server may send one twice).
+        var intermediates: [Certificate] = []
+        for certificate in chain.dropFirst() where !intermediates.contains(certificate) && certificate != leaf {
+            intermediates.append(certificate)
+        }
+        // Path building with backtracking: OpenSSL builds a path (issuers by name, then key
+        // identifier, trusted ones first); when that path fails, the search asks again without
+        // each intermediate it used, depth first, so that a second issuer (a cross-signed
+        // intermediate, an alternate chain) is tried. Bounded: a hostile mesh of certificates costs
+        // at most `pathBudget` builds. The failure reported is that of the best path.
+        var tried: Set<Set<Int>> = []
+        var pending: [Set<Int>] = [[]]
+        var candidates: [CandidatePath] = []
+        var best: TrustEvaluationResult?
+        while let excluded = pending.popLast(), candidates.count < pathBudget {
+            guard tried.insert(excluded).inserted else { continue }
+            let offered = intermediates.indices.filter { !excluded.contains($0) }.map { intermediates[$0] }
+            let result = evaluatePath(
+                leaf: leaf,
+                intermediates: offered,
+                chain: chain,
+                roots: roots,
+                host: host,
+                date: date,
+                maximumDepth: maximumDepth,
+                crls: crls,
+                ocspResponses: ocspResponses
+            )
+            candidates.append(CandidatePath(chain: result.verifiedChain, failures: result.failures))
+            if result.isTrusted {
+                best = result
+                break
+            }
+            if best.map({ score(result) < score($0) }) ?? true { best = result }
+            let used = result.verifiedChain.dropFirst().compactMap { intermediates.firstIndex(of: $0) }
+            for index in used.reversed() where !excluded.contains(index) { pending.append(excluded.union([index])) }
+        }
+        // safe: the loop runs at least once (the budget is above zero and `pending` starts non-empty).
+        var result = best!
+        result.candidatePaths = candidates
+        return result
+    }
+
+    /// The most paths one evaluation builds.
+    static let pathBudget = 16
+
+    /// Lower is better: a path that reached an anchor beats one that did not, then fewer failures.
+    private static func score(_ result: TrustEvaluationResult) -> Int {
+        (result.contains(.untrustedRoot) ? 1000 : 0) + result.failures.count
+    }
+
+    /// One path: OpenSSL's build and checks from `leaf` with `intermediates`, then the server profile.
+    private static func evaluatePath(
+        leaf: Certificate?,
+        intermediates: [Certificate],
+        chain: [Certificate],
+        roots: TrustRoots,
+        host: String?,
+        date: Date?,
+        maximumDepth: Int?,
+        crls: [CertificateRevocationList],
+        ocspResponses: [Data]
+    ) -> TrustEvaluationResult {
+        guard let leaf else {
             return TrustEvaluationResult(
                 failures: [
                     .init(kind: .malformed, depth: 0, subject: "", openSSLCode: 0, message: "the chain is empty")
@@ -86,7 +177,7 @@ public enum CertificateChainEvaluator {
             X509_STORE_CTX_free(context)
             CSesameShims_sk_X509_free(untrusted)
         }
-        for certificate in chain.dropFirst() { CSesameShims_sk_X509_push(untrusted, certificate.box.pointer) }
+        for certificate in intermediates { CSesameShims_sk_X509_push(untrusted, certificate.box.pointer) }
         OpenSSLErrorStack.clear()
         guard X509_STORE_CTX_init(context, store.pointer, leaf.box.pointer, untrusted) == 1 else {
             return TrustEvaluationResult(
@@ -120,7 +211,7 @@ public enum CertificateChainEvaluator {
             hostFailure = HostCheck.configure(parameters, host: host)
         }
 
-        let collector = FailureCollector()
+        let collector = FailureCollector(validationTime: time_t(date?.timeIntervalSince1970 ?? Double(time(nil))))
         let unmanaged = Unmanaged.passRetained(collector)
         defer { unmanaged.release() }
         X509_STORE_CTX_set_ex_data(context, FailureCollector.exDataIndex, unmanaged.toOpaque())
@@ -128,6 +219,7 @@ public enum CertificateChainEvaluator {
             guard ok == 0, let context else { return ok }
             guard let raw = X509_STORE_CTX_get_ex_data(context, FailureCollector.exDataIndex) else { return 0 }
             let collector = Unmanaged<FailureCollector>.fromOpaque(raw).takeUnretainedValue()
+            if collector.isInclusiveNotAfter(context) { return 1 }
             collector.record(context)
             return 1  // keep going, so that every failure is reported
         }
@@ -142,7 +234,8 @@ public enum CertificateChainEvaluator {
         if let stack = X509_STORE_CTX_get1_chain(context) { built = Identity.takeStack(stack) }
         _ = OpenSSLErrorStack.drain()
         // OpenSSL's verification passes certificates the web PKI refuses: check the built chain.
-        failures += WebPKIProfile.violations(in: built.isEmpty ? chain : built, host: host)
+        failures += ServerProfile.violations(in: built.isEmpty ? chain : built, host: host)
+        if !crls.isEmpty { failures += CRLProfile.violations(crls, path: built.isEmpty ? chain : built) }
         let ocsp = OCSPResponseCheck.evaluate(
             responses: ocspResponses,
             chain: built.isEmpty ? chain : built,
@@ -161,6 +254,21 @@ public enum CertificateChainEvaluator {
 final class FailureCollector {
     static let exDataIndex: Int32 = CSesameShims_X509_STORE_CTX_get_ex_new_index()
     private(set) var failures: [TrustFailureReason] = []
+    /// The validation time in whole seconds.
+    let validationTime: time_t
+
+    init(validationTime: time_t) { self.validationTime = validationTime }
+
+    /// True for OpenSSL's "expired" at the very second of notAfter: RFC 5280 §4.1.2.5 makes the
+    /// validity period inclusive at both ends (OpenSSL treats notAfter as exclusive), and a
+    /// validation time with a fraction of a second is in its whole second.
+    func isInclusiveNotAfter(_ context: OpaquePointer) -> Bool {
+        guard X509_STORE_CTX_get_error(context) == X509_V_ERR_CERT_HAS_EXPIRED,
+            let certificate = X509_STORE_CTX_get_current_cert(context),
+            let notAfter = X509_get0_notAfter(certificate)
+        else { return false }
+        return ASN1_TIME_cmp_time_t(notAfter, validationTime) == 0
+    }
 
     func record(_ context: OpaquePointer) {
         let code = X509_STORE_CTX_get_error(context)

@@ -6,8 +6,11 @@ import Sesame
 /// Exit 0 when trusted, 4 when not.
 enum TrustCommand {
     private static let arguments = Arguments(
-        valued: ["--cacert", "--leaf", "--intermediates", "--anchors", "--host", "--ip", "--at", "--crl", "--ocsp"],
-        switches: ["--json", "--no-validate-domain"]
+        valued: [
+            "--cacert", "--leaf", "--intermediates", "--anchors", "--host", "--ip", "--at", "--max-depth", "--crl",
+            "--ocsp",
+        ],
+        switches: ["--json", "--no-validate-domain", "-v", "--verbose"]
     )
 
     static func run(arguments: [String]) async -> ExitCode {
@@ -23,7 +26,11 @@ enum TrustCommand {
                 }
             }
             if positionals.first == "evaluate" {
-                return try evaluateOffline(values, json: switches.contains("--json"))
+                return try evaluateOffline(
+                    values,
+                    json: switches.contains("--json"),
+                    verbose: switches.contains("-v") || switches.contains("--verbose")
+                )
             }
             guard positionals.count == 1, let url = URL(string: positionals[0]), url.scheme?.lowercased() == "https",
                 let host = url.host(percentEncoded: false)
@@ -81,11 +88,11 @@ enum TrustCommand {
         return result.isTrusted && lateRefusal == nil ? .ok : .serverTrust
     }
 
-    private static func evaluateOffline(_ values: [String: [String]], json: Bool) throws -> ExitCode {
+    private static func evaluateOffline(_ values: [String: [String]], json: Bool, verbose: Bool) throws -> ExitCode {
         guard let leafFile = values["--leaf"]?.first, let anchorFiles = values["--anchors"] else {
             throw Arguments.UsageError(
                 description:
-                    "usage: sesame trust evaluate --leaf F [--intermediates F] --anchors F [--host H | --ip A] [--at RFC3339] [--crl F] [--ocsp F] [--json]"
+                    "usage: sesame trust evaluate --leaf F [--intermediates F] --anchors F [--host H | --ip A] [--at RFC3339] [--max-depth N] [--crl F] [--ocsp F] [--json] [-v]"
             )
         }
         let chain =
@@ -101,22 +108,40 @@ enum TrustCommand {
         }
         var date: Date?
         if let text = values["--at"]?.first {
-            guard let parsed = ISO8601DateFormatter().date(from: text) else {
-                throw Arguments.UsageError(description: "--at needs an RFC 3339 time such as 2026-01-31T12:00:00Z")
+            do {
+                date = try ValidationTime.parse(text)
+            } catch let error as SesameError {
+                throw Arguments.UsageError(description: "--at: \(error.detail)")
             }
-            date = parsed
+        }
+        var maximumDepth: Int?
+        if let text = values["--max-depth"]?.first {
+            guard let depth = Int(text), depth >= 0 else {
+                throw Arguments.UsageError(
+                    description: "--max-depth needs a whole number of intermediates (0 or more), not '\(text)'"
+                )
+            }
+            maximumDepth = depth
         }
         let result = CertificateChainEvaluator.evaluate(
             chain: chain,
             roots: .anchors(anchors),
             host: values["--host"]?.first ?? values["--ip"]?.first,
             at: date,
+            maximumDepth: maximumDepth,
             crls: crls,
             ocspResponses: ocspResponses
         )
         json
             ? printJSON(chain, result)
             : printText(chain, result, origin: values["--host"]?.first ?? values["--ip"]?.first)
+        if verbose && !json {
+            print("candidate paths (\(result.candidatePaths.count)):")
+            for (index, path) in result.candidatePaths.enumerated() { print("  [\(index + 1)] \(path)") }
+        } else if !json, !result.isTrusted, !result.verifiedChain.isEmpty {
+            // The failures above are the best path's (of \(result.candidatePaths.count) built; -v shows each).
+            print("best path: " + result.verifiedChain.map { "\($0.subject)" }.joined(separator: " <- "))
+        }
         return result.isTrusted ? .ok : .serverTrust
     }
 
