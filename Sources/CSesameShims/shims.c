@@ -280,16 +280,6 @@ int CSesameShims_information_access(const X509 *x509) {
     return 1;
 }
 
-int CSesameShims_basic_constraints(const X509 *x509, int *ca, int *has_path_length) {
-    int crit = -1;
-    BASIC_CONSTRAINTS *bc = X509_get_ext_d2i(x509, NID_basic_constraints, &crit, NULL);
-    if (bc == NULL) return crit == -1 ? -1 : 0;
-    *ca = bc->ca != 0;
-    *has_path_length = bc->pathlen != NULL;
-    BASIC_CONSTRAINTS_free(bc);
-    return 1;
-}
-
 int CSesameShims_policy_constraints(const X509 *x509, int *has_require_explicit, int *has_inhibit_mapping) {
     int crit = -1;
     POLICY_CONSTRAINTS *pc = X509_get_ext_d2i(x509, NID_policy_constraints, &crit, NULL);
@@ -339,17 +329,6 @@ int CSesameShims_unique_ids(const X509 *x509) {
     const ASN1_BIT_STRING *issuer = NULL, *subject = NULL;
     X509_get0_uids(x509, &issuer, &subject);
     return (issuer != NULL ? 1 : 0) | (subject != NULL ? 2 : 0);
-}
-
-long CSesameShims_key_usage(const X509 *x509) {
-    int crit = -1;
-    ASN1_BIT_STRING *usage = X509_get_ext_d2i(x509, NID_key_usage, &crit, NULL);
-    if (usage == NULL) return crit == -1 ? -1 : -2;
-    long mask = 0;
-    if (usage->length > 0) mask = usage->data[0];
-    if (usage->length > 1) mask |= (long)usage->data[1] << 8;
-    ASN1_BIT_STRING_free(usage);
-    return mask;
 }
 
 int CSesameShims_time_year(const ASN1_TIME *time, int *generalized) {

@@ -125,8 +125,6 @@ int CSesameShims_authority_key_id_names_self(const X509 *x509);
 /// Authority information access: -1 absent, 0 malformed, 1 well-formed.
 int CSesameShims_information_access(const X509 *x509);
 
-/// Basic constraints: -1 absent, 0 malformed, 1 present (`ca` and whether a path length is given).
-int CSesameShims_basic_constraints(const X509 *x509, int *ca, int *has_path_length);
 /// Policy constraints: -1 absent, 0 malformed, 1 present (which of the two fields are given).
 int CSesameShims_policy_constraints(const X509 *x509, int *has_require_explicit, int *has_inhibit_mapping);
 /// Certificate policies: -1 absent, 0 malformed, 1 present (`duplicates` set when an OID repeats).
@@ -136,8 +134,6 @@ int CSesameShims_certificate_policies(const X509 *x509, int *count, int *duplica
 int CSesameShims_crl_distribution_points(const X509 *x509, int *count, int *incomplete);
 /// Whether the issuer (1) and the subject (2) unique identifiers are present (bits).
 int CSesameShims_unique_ids(const X509 *x509);
-/// Key usage bits as a mask (OpenSSL's KU_*), or -1 when the extension is absent, -2 malformed.
-long CSesameShims_key_usage(const X509 *x509);
 /// The year of an ASN.1 time, or -1 when it cannot be read; `generalized` set for GeneralizedTime.
 int CSesameShims_time_year(const ASN1_TIME *time, int *generalized);
 

@@ -12,7 +12,8 @@ struct CertificatePoliciesPolicy: CertificatePolicy {
         var problems: [String] = []
         var count: Int32 = 0
         var duplicates: Int32 = 0
-        switch CSesameShims_certificate_policies(x509, &count, &duplicates) {
+        let hasPolicies = certificate.extension(NID_certificate_policies).present
+        switch hasPolicies ? CSesameShims_certificate_policies(x509, &count, &duplicates) : -1 {
         case 0: problems.append("certificatePolicies is malformed")
         case 1:
             if duplicates != 0 { problems.append("certificatePolicies names a policy more than once") }
@@ -49,7 +50,7 @@ struct InformationAccessPolicy: CertificatePolicy {
     func problems(of certificate: PathCertificate, host: String?) -> [String] {
         let x509 = certificate.x509
         var problems: [String] = []
-        if CSesameShims_information_access(x509) == 0 {
+        if certificate.extension(NID_info_access).present, CSesameShims_information_access(x509) == 0 {
             problems.append("the authority information access extension is malformed")
         }
         if certificate.extension(NID_info_access).critical {
@@ -60,7 +61,8 @@ struct InformationAccessPolicy: CertificatePolicy {
         }
         var count: Int32 = 0
         var incomplete: Int32 = 0
-        switch CSesameShims_crl_distribution_points(x509, &count, &incomplete) {
+        let hasPoints = certificate.extension(NID_crl_distribution_points).present
+        switch hasPoints ? CSesameShims_crl_distribution_points(x509, &count, &incomplete) : -1 {
         case 0: problems.append("the CRL distribution points are malformed")
         case 1:
             if count == 0 { problems.append("the CRL distribution points extension is empty") }

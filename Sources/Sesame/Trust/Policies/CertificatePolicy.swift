@@ -8,6 +8,8 @@ struct PathCertificate {
     let depth: Int
     /// The whole path, leaf first, the anchor last.
     let path: [Certificate]
+    /// The leaf's subject alternative names, decoded once for the path.
+    let leafNames: [SubjectAlternativeName]
 
     var x509: OpaquePointer { certificate.box.pointer }
     var isLeaf: Bool { depth == 0 }
@@ -19,11 +21,30 @@ struct PathCertificate {
     /// Whether basicConstraints says cA=TRUE.
     var isCA: Bool { X509_get_extension_flags(x509) & UInt32(EXFLAG_CA) != 0 }
 
+    /// The certificate's extensions by NID, with their criticality (read once per certificate).
+    let extensions: [Int32: Bool]
+
+    init(certificate: Certificate, depth: Int, path: [Certificate], leafNames: [SubjectAlternativeName]) {
+        self.certificate = certificate
+        self.depth = depth
+        self.path = path
+        self.leafNames = leafNames
+        var extensions: [Int32: Bool] = [:]
+        let x509 = certificate.box.pointer
+        for index in 0..<X509_get_ext_count(x509) {
+            guard let ext = X509_get_ext(x509, index) else { continue }
+            let nid = OBJ_obj2nid(X509_EXTENSION_get_object(ext))
+            if nid != NID_undef {
+                extensions[nid] = (extensions[nid] ?? false) || X509_EXTENSION_get_critical(ext) == 1
+            }
+        }
+        self.extensions = extensions
+    }
+
     /// The extension with `nid`: whether it is present and whether it is critical.
     func `extension`(_ nid: Int32) -> (present: Bool, critical: Bool) {
-        let index = X509_get_ext_by_NID(x509, nid, -1)
-        guard index >= 0, let ext = X509_get_ext(x509, index) else { return (false, false) }
-        return (true, X509_EXTENSION_get_critical(ext) == 1)
+        guard let critical = extensions[nid] else { return (false, false) }
+        return (true, critical)
     }
 }
 
@@ -60,8 +81,9 @@ enum ServerProfile {
     /// Every violation in `chain` (leaf first, the anchor last) for a connection to `host`.
     static func violations(in chain: [Certificate], host: String?) -> [TrustFailureReason] {
         var failures: [TrustFailureReason] = []
+        let leafNames = chain.first?.subjectAlternativeNames ?? []
         for (depth, certificate) in chain.enumerated() {
-            let position = PathCertificate(certificate: certificate, depth: depth, path: chain)
+            let position = PathCertificate(certificate: certificate, depth: depth, path: chain, leafNames: leafNames)
             for policy in policies {
                 for problem in policy.problems(of: position, host: host) {
                     failures.append(

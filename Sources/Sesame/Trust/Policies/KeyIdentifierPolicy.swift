@@ -62,18 +62,18 @@ struct BasicConstraintsPolicy: CertificatePolicy {
     let source = "RFC 5280 §4.2.1.9; BR §7.1.2.7.8"
 
     func problems(of certificate: PathCertificate, host: String?) -> [String] {
-        var ca: Int32 = 0
-        var hasPathLength: Int32 = 0
-        let state = CSesameShims_basic_constraints(certificate.x509, &ca, &hasPathLength)
-        if state == 0 { return ["basicConstraints is malformed"] }
+        // OpenSSL's cached extension flags: no decoding on every evaluation.
+        let flags = X509_get_extension_flags(certificate.x509)
+        guard flags & UInt32(EXFLAG_BCONS) != 0 else { return [] }
+        let ca = flags & UInt32(EXFLAG_CA) != 0
         var problems: [String] = []
-        if state == 1, hasPathLength != 0, ca == 0 {
+        if X509_get_pathlen(certificate.x509) >= 0, !ca {
             problems.append("basicConstraints has a path length without cA=TRUE")
         }
-        if certificate.isIntermediate, state == 1, ca != 0, !certificate.extension(NID_basic_constraints).critical {
+        if certificate.isIntermediate, ca, !certificate.extension(NID_basic_constraints).critical {
             problems.append("a CA certificate's basicConstraints is not marked critical")
         }
-        if certificate.isLeaf, !certificate.certificate.isSelfIssued, ca != 0 {
+        if certificate.isLeaf, !certificate.certificate.isSelfIssued, ca {
             problems.append("the server certificate says it is a CA (basicConstraints cA=TRUE)")
         }
         return problems
@@ -87,15 +87,14 @@ struct KeyUsagePolicy: CertificatePolicy {
     let source = "RFC 5280 §4.2.1.3; BR §7.1.2.7.11"
 
     func problems(of certificate: PathCertificate, host: String?) -> [String] {
-        let usage = CSesameShims_key_usage(certificate.x509)
-        if usage == -1 { return [] }
-        if usage == -2 { return ["keyUsage is malformed"] }
+        guard X509_get_extension_flags(certificate.x509) & UInt32(EXFLAG_KUSAGE) != 0 else { return [] }
+        let usage = X509_get_key_usage(certificate.x509)
         var problems: [String] = []
         if usage == 0 { problems.append("keyUsage asserts no usage") }
-        if usage & Int(KU_KEY_CERT_SIGN) != 0, !certificate.isCA {
+        if usage & UInt32(KU_KEY_CERT_SIGN) != 0, !certificate.isCA {
             problems.append("keyUsage asserts keyCertSign without basicConstraints cA=TRUE")
         }
-        if certificate.isLeaf, certificate.path.count > 1, usage & Int(KU_KEY_CERT_SIGN | KU_CRL_SIGN) != 0 {
+        if certificate.isLeaf, certificate.path.count > 1, usage & UInt32(KU_KEY_CERT_SIGN | KU_CRL_SIGN) != 0 {
             problems.append("the server certificate's keyUsage asserts keyCertSign or cRLSign")
         }
         return problems

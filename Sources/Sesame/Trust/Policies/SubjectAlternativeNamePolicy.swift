@@ -23,7 +23,7 @@ struct SubjectAlternativeNamePolicy: CertificatePolicy {
         if !san.critical && subjectIsEmpty {
             problems.append("the subject is empty but the subject alternative name is not critical")
         }
-        for case .dnsName(let text) in certificate.certificate.subjectAlternativeNames {
+        for case .dnsName(let text) in certificate.leafNames {
             if let problem = Self.dnsNameProblem(text) { problems.append(problem) }
         }
         return problems
@@ -65,18 +65,16 @@ struct CommonNamePolicy: CertificatePolicy {
 
     func problems(of certificate: PathCertificate, host: String?) -> [String] {
         guard certificate.isLeaf else { return [] }
+        let commonNames = Self.commonNames(certificate.x509)
+        guard !commonNames.isEmpty else { return [] }
         var dnsNames: [String] = []
+        for case .dnsName(let text) in certificate.leafNames { dnsNames.append(text) }
+        let strays = commonNames.filter { !dnsNames.contains($0) }
+        guard !strays.isEmpty else { return [] }
         var ipTexts: [String] = []
-        for name in certificate.certificate.subjectAlternativeNames {
-            switch name {
-            case .dnsName(let text): dnsNames.append(text)
-            case .ipAddress(let bytes): ipTexts.append(IPAddressText.format(bytes))
-            default: break
-            }
-        }
+        for case .ipAddress(let bytes) in certificate.leafNames { ipTexts.append(IPAddressText.format(bytes)) }
         var problems: [String] = []
-        for commonName in Self.commonNames(certificate.x509)
-        where !dnsNames.contains(commonName) && !ipTexts.contains(commonName) {
+        for commonName in strays where !ipTexts.contains(commonName) {
             let otherCase = dnsNames.contains { $0.lowercased() == commonName.lowercased() }
             let lowered = commonName.lowercased()
             let internationalized =
@@ -131,6 +129,7 @@ struct NameConstraintsPolicy: CertificatePolicy {
             return certificate.extension(NID_name_constraints).present && certificate.path.count > 1
                 ? ["a server certificate carries name constraints"] : []
         }
+        guard certificate.extension(NID_name_constraints).present else { return [] }
         let x509 = certificate.x509
         var critical: Int32 = 0
         var permitted: Int32 = 0
@@ -142,8 +141,7 @@ struct NameConstraintsPolicy: CertificatePolicy {
         }
         if critical != 1 { return ["name constraints must be marked critical"] }
         if permitted == 0 && excluded == 0 { return ["name constraints with neither permitted nor excluded subtrees"] }
-        guard let leaf = certificate.path.first else { return [] }
-        let wildcards = leaf.subjectAlternativeNames.compactMap { name -> String? in
+        let wildcards = certificate.leafNames.compactMap { name -> String? in
             guard case .dnsName(let text) = name, text.hasPrefix("*.") else { return nil }
             return String(text.dropFirst(2)).lowercased()
         }

@@ -57,6 +57,8 @@ struct ValidityEncodingPolicy: CertificatePolicy {
                 problems.append("the \(label) time is missing")
                 continue
             }
+            // UTCTime holds years up to 2049 only: nothing to check.
+            if ASN1_STRING_type(time) == V_ASN1_UTCTIME { continue }
             var generalized: Int32 = 0
             let year = CSesameShims_time_year(time, &generalized)
             if year < 0 {

@@ -11,7 +11,7 @@ import Testing
         #expect(roots.count > 100)
         var refused: [String] = []
         for root in roots {
-            let position = PathCertificate(certificate: root, depth: 1, path: [root, root])
+            let position = PathCertificate(certificate: root, depth: 1, path: [root, root], leafNames: [])
             let problems = ServerProfile.policies.flatMap { $0.problems(of: position, host: nil) }
             if !problems.isEmpty { refused.append("\(root.subject): \(problems)") }
         }
