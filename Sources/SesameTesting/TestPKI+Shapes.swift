@@ -57,7 +57,12 @@ extension TestPKI {
 
     /// A certificate of `shape` issued by `issuer` (self-signed when nil).
     public func issue(_ shape: Shape, issuer: TestIssuedCertificate?) throws -> TestIssuedCertificate {
-        let key = try shape.keyOf?.key ?? Self.generateKey(shape.key)
+        try Self.issueShape(shape, issuer: issuer, isRoot: issuer == nil)
+    }
+
+    static func issueShape(_ shape: Shape, issuer: TestIssuedCertificate?, isRoot: Bool) throws -> TestIssuedCertificate
+    {
+        let key = try shape.keyOf?.key ?? generateKey(shape.key)
         guard let x509 = X509_new() else { throw TestingError("X509_new") }
         let owned = OwnedX509(takingOwnership: x509)
         X509_set_version(x509, Int(shape.version - 1))
@@ -121,7 +126,7 @@ extension TestPKI {
             key: key,
             issuer: issuer,
             issuerChain: intermediates,
-            isRoot: issuer == nil
+            isRoot: isRoot
         )
     }
 }

@@ -93,7 +93,7 @@ public final class TestPKI: Sendable {
             profile: .serverLeaf(dnsNames: dnsNames, ipAddresses: ipAddresses),
             notBefore: validFrom ?? now - 86_400,
             notAfter: validUntil ?? now + 398 * 86_400,
-            extraExtensions: mustStaple ? [(NID_tlsfeature, "status_request")] : []
+            extraExtensions: mustStaple ? [("tlsfeature", "status_request")] : []
         )
     }
 
@@ -169,6 +169,8 @@ public final class TestPKI: Sendable {
         case ocspResponder
     }
 
+    /// A certificate of `profile`: its extensions in OpenSSL's configuration syntax, then a subject
+    /// key identifier and an authority key identifier (see ``issue(_:issuer:)``).
     static func issue(
         subject: String,
         key keyType: KeyType,
@@ -176,90 +178,37 @@ public final class TestPKI: Sendable {
         profile: Profile,
         notBefore: Date,
         notAfter: Date,
-        extraExtensions: [(Int32, String)] = []
+        extraExtensions: [(String, String)] = []
     ) throws -> TestIssuedCertificate {
-        let key = try generateKey(keyType)
-        guard let x509 = X509_new() else { throw TestingError("X509_new") }
-        let owned = OwnedX509(takingOwnership: x509)
-        X509_set_version(x509, 2)
-        var serial = [UInt8](repeating: 0, count: 16)
-        RAND_bytes(&serial, Int32(serial.count))
-        serial[0] &= 0x7F
-        if let bn = BN_bin2bn(serial, Int32(serial.count), nil) {
-            BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(x509))
-            BN_free(bn)
-        }
-        ASN1_TIME_set(X509_getm_notBefore(x509), time_t(notBefore.timeIntervalSince1970))
-        ASN1_TIME_set(X509_getm_notAfter(x509), time_t(notAfter.timeIntervalSince1970))
-        X509_set_pubkey(x509, key.pointer)
-        guard let name = X509_NAME_new() else { throw TestingError("X509_NAME_new") }
-        defer { X509_NAME_free(name) }
-        // The subject is written as RFC 2253 prints it (most specific first); DER order is the reverse.
-        for component in subject.split(separator: ",").reversed() {
-            let parts = component.split(separator: "=", maxSplits: 1).map(String.init)
-            guard parts.count == 2 else { continue }
-            guard X509_NAME_add_entry_by_txt(name, parts[0], MBSTRING_UTF8, parts[1], -1, -1, 0) == 1 else {
-                throw TestingError("subject component \(component)")
-            }
-        }
-        X509_set_subject_name(x509, name)
-        X509_set_issuer_name(x509, issuer.map { X509_get_subject_name($0.x509.pointer) } ?? name)
-
-        var extensions: [(Int32, String)] = []
+        var shape = Shape(subject: subject, notBefore: notBefore, notAfter: notAfter)
+        shape.key = keyType
         switch profile {
         case .rootCA:
-            extensions = [
-                (NID_basic_constraints, "critical,CA:TRUE"), (NID_key_usage, "critical,keyCertSign,cRLSign"),
-            ]
+            shape.extensions = [("basicConstraints", "critical,CA:TRUE"), ("keyUsage", "critical,keyCertSign,cRLSign")]
         case .intermediateCA:
-            extensions = [
-                (NID_basic_constraints, "critical,CA:TRUE,pathlen:0"), (NID_key_usage, "critical,keyCertSign,cRLSign"),
+            shape.extensions = [
+                ("basicConstraints", "critical,CA:TRUE,pathlen:0"), ("keyUsage", "critical,keyCertSign,cRLSign"),
             ]
         case .serverLeaf(let dnsNames, let ipAddresses):
-            extensions = [
-                (NID_basic_constraints, "critical,CA:FALSE"),
-                (NID_key_usage, "critical,digitalSignature,keyEncipherment"),
-                (NID_ext_key_usage, "serverAuth"),
+            shape.extensions = [
+                ("basicConstraints", "critical,CA:FALSE"), ("keyUsage", "critical,digitalSignature,keyEncipherment"),
+                ("extendedKeyUsage", "serverAuth"),
             ]
             let sans = dnsNames.map { "DNS:\($0)" } + ipAddresses.map { "IP:\($0)" }
-            if !sans.isEmpty { extensions.append((NID_subject_alt_name, sans.joined(separator: ","))) }
+            if !sans.isEmpty { shape.extensions.append(("subjectAltName", sans.joined(separator: ","))) }
         case .ocspResponder:
-            extensions = [
-                (NID_basic_constraints, "critical,CA:FALSE"), (NID_key_usage, "critical,digitalSignature"),
-                (NID_ext_key_usage, "OCSPSigning"),
+            shape.extensions = [
+                ("basicConstraints", "critical,CA:FALSE"), ("keyUsage", "critical,digitalSignature"),
+                ("extendedKeyUsage", "OCSPSigning"),
             ]
         case .clientLeaf:
-            extensions = [
-                (NID_basic_constraints, "critical,CA:FALSE"), (NID_key_usage, "critical,digitalSignature"),
-                (NID_ext_key_usage, "clientAuth"),
+            shape.extensions = [
+                ("basicConstraints", "critical,CA:FALSE"), ("keyUsage", "critical,digitalSignature"),
+                ("extendedKeyUsage", "clientAuth"),
             ]
         }
-        extensions += extraExtensions
-        extensions.append((NID_subject_key_identifier, "hash"))
-        extensions.append((NID_authority_key_identifier, "keyid:always"))
-
-        let context = CSesameShims_X509V3_CTX_new()
-        defer { CSesameShims_X509V3_CTX_free(context) }
-        CSesameShims_X509V3_set_ctx(context, issuer?.x509.pointer ?? x509, x509)
-        for (nid, value) in extensions {
-            guard let ext = X509V3_EXT_conf_nid(nil, context, nid, value) else {
-                throw TestingError("extension \(value)")
-            }
-            X509_add_ext(x509, ext, -1)
-            X509_EXTENSION_free(ext)
-        }
-        let signer = issuer?.key ?? key
-        guard X509_sign(x509, signer.pointer, EVP_sha256()) > 0 else { throw TestingError("X509_sign") }
-
-        // The intermediates a server sends with this certificate: every issuer above it but the root.
-        let intermediates = issuer.map { ([$0] + $0.issuerChain).filter { !$0.isRoot } } ?? []
-        return try TestIssuedCertificate(
-            x509: owned,
-            key: key,
-            issuer: issuer,
-            issuerChain: intermediates,
-            isRoot: issuer == nil && profile.isCA
-        )
+        shape.extensions += extraExtensions
+        return try issueShape(shape, issuer: issuer, isRoot: issuer == nil && profile.isCA)
     }
 
     static func generateKey(_ type: KeyType) throws -> OwnedKey {

@@ -73,16 +73,11 @@ public enum CertificateChainEvaluator {
         ocspResponses: [Data] = []
     ) -> TrustEvaluationResult {
         guard let leaf = chain.first else {
-            return evaluatePath(
-                leaf: nil,
-                intermediates: [],
-                chain: chain,
-                roots: roots,
-                host: host,
-                date: date,
-                maximumDepth: maximumDepth,
-                crls: crls,
-                ocspResponses: ocspResponses
+            return TrustEvaluationResult(
+                failures: [
+                    .init(kind: .malformed, depth: 0, subject: "", openSSLCode: 0, message: "the chain is empty")
+                ],
+                verifiedChain: []
             )
         }
         // The intermediates, each once (a server may send one twice).
@@ -138,7 +133,7 @@ public enum CertificateChainEvaluator {
 
     /// One path: OpenSSL's build and checks from `leaf` with `intermediates`, then the server profile.
     private static func evaluatePath(
-        leaf: Certificate?,
+        leaf: Certificate,
         intermediates: [Certificate],
         chain: [Certificate],
         roots: TrustRoots,
@@ -148,14 +143,6 @@ public enum CertificateChainEvaluator {
         crls: [CertificateRevocationList],
         ocspResponses: [Data]
     ) -> TrustEvaluationResult {
-        guard let leaf else {
-            return TrustEvaluationResult(
-                failures: [
-                    .init(kind: .malformed, depth: 0, subject: "", openSSLCode: 0, message: "the chain is empty")
-                ],
-                verifiedChain: []
-            )
-        }
         let store: X509StoreBox
         do {
             store = try roots.store()
