@@ -208,7 +208,10 @@ public final class LocalServer: Sendable {
                 close(fd)
                 return
             }
-            var timeout = timeval(tv_sec: 30, tv_usec: 0)
+            // An idle connection is closed after two minutes: long enough for a test whose
+            // connections wait while a loaded machine (the whole suite under ThreadSanitizer, on two
+            // processors) sets up the others; shutdown() closes them at once anyway.
+            var timeout = timeval(tv_sec: 120, tv_usec: 0)
             setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             let server = self
             Thread.detachNewThread { server.serve(fd: fd, index: index) }
