@@ -5,7 +5,7 @@ extension AFURLSessionManager {
 
     /// Serializes the response (or passes the error on) and calls the task's completion handler
     /// on the completion queue, then posts ``AFNetworkingTaskDidCompleteNotification``.
-    func complete(_ task: URLSessionTask, error: (any Error)?) {
+    func complete(_ task: URLSessionTask, in session: URLSession, error: (any Error)?) {
         guard let state = removeState(for: task) else { return }
         let failure: (any Error)? = state.challengeError ?? state.moveError ?? error
         let serializer = responseSerializer

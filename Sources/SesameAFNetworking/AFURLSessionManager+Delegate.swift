@@ -230,7 +230,7 @@ extension AFURLSessionManager {
     }
 
     func afURLSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        complete(task, error: error)
+        complete(task, in: session, error: error)
     }
 
     // MARK: - URLSessionDataDelegate

@@ -124,6 +124,14 @@ open class AFURLSessionManager: NSObject, URLSessionDataDelegate, URLSessionDown
         return task
     }
 
+    /// AFNetworking 3's form, without progress blocks.
+    open func dataTask(
+        with request: URLRequest,
+        completionHandler: ((URLResponse, Any?, (any Error)?) -> Void)?
+    ) -> URLSessionDataTask {
+        dataTask(with: request, uploadProgress: nil, downloadProgress: nil, completionHandler: completionHandler)
+    }
+
     open func uploadTask(
         with request: URLRequest,
         fromFile fileURL: URL,

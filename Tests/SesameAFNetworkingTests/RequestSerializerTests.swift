@@ -42,6 +42,37 @@ import Testing
         #expect(request.headers.first("User-Agent") != nil)
     }
 
+    /// AFNetworking 3's verbs (no `headers:`) and its `dataTask(with:completionHandler:)`.
+    @Test func afNetworking3Forms() async throws {
+        let origin = try server { request in
+            .text("{\"method\":\"\(request.method)\"}", headers: [("Content-Type", "application/json")])
+        }
+        defer { origin.shutdown() }
+        let manager = AFHTTPSessionManager(baseURL: URL(string: origin.baseURL))
+        defer { manager.invalidateSessionCancelingTasks(true, resetSession: false) }
+        func method(_ result: Outcome) -> String? { (result.object as? [String: Any])?["method"] as? String }
+        #expect(
+            method(await outcome { manager.get("/a", parameters: ["x": 1], progress: nil, success: $0, failure: $1) })
+                == "GET"
+        )
+        #expect(
+            method(await outcome { manager.post("/a", parameters: ["x": 1], progress: nil, success: $0, failure: $1) })
+                == "POST"
+        )
+        #expect(method(await outcome { manager.put("/a", parameters: nil, success: $0, failure: $1) }) == "PUT")
+        #expect(method(await outcome { manager.patch("/a", parameters: nil, success: $0, failure: $1) }) == "PATCH")
+        #expect(method(await outcome { manager.delete("/a", parameters: nil, success: $0, failure: $1) }) == "DELETE")
+        let request = try manager.requestSerializer.request(
+            withMethod: "GET",
+            urlString: origin.baseURL + "/b",
+            parameters: nil
+        )
+        let object: Any? = await withCheckedContinuation { continuation in
+            manager.dataTask(with: request) { _, object, _ in continuation.resume(returning: object) }.resume()
+        }
+        #expect((object as? [String: Any])?["method"] as? String == "GET")
+    }
+
     /// With GB18030 as `stringEncoding`, parameters are written in GB18030 before percent-encoding
     /// (a form body too, whose Content-Type names the charset).
     @Test func gb18030StringEncoding() throws {
