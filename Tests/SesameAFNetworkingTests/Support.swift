@@ -4,6 +4,11 @@ import Testing
 
 let pki = try! TestPKI()
 
+/// Every AFNetworking test, one at a time: several start nginx or a child process, and run side
+/// by side with the rest of the suite under a sanitizer on two processors they starved each other
+/// past the timeouts they test with.
+@Suite(.serialized) enum AFNetworkingTests {}
+
 /// A server on loopback, with `identity` for https.
 func server(
     identity: TestIssuedCertificate? = nil,
