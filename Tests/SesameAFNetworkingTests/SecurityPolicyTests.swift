@@ -6,74 +6,46 @@ extension AFNetworkingTests {
     /// AFSecurityPolicy on an AFHTTPSessionManager, as AFNetworking code sets it up, against nginx and
     /// against servers whose certificates no system trusts.
     @Suite struct SecurityPolicyTests {
-        /// Public-key pinning with the test root in the system trust store (as a company CA is
-        /// installed on a device): the pinned key passes; after the key is rotated (a pin of another
-        /// key), the manager fails with AFNetworking 4's -1202 instead of a cancellation.
+        /// Public-key pinning of a server whose CA no system trusts (AFNetworking's setup for a
+        /// self-managed CA: `allowInvalidCertificates` with pins, names still validated): nginx's key
+        /// passes; after the key is rotated (a pin of another key), the manager fails with
+        /// AFNetworking 4's -1202 instead of a cancellation.
         @Test func publicKeyPinningAgainstNginxAndARotatedKey() async throws {
             let nginx = try await NginxServer(pki: pki)
             defer { nginx.stop() }
-            let folder = try ScratchFolder.make("af-pins")
-            let bundle = folder.appendingPathComponent("system-roots.pem").path
-            try Data(pki.root.certificatePEM.utf8).write(to: URL(fileURLWithPath: bundle))
             let served = try String(contentsOf: nginx.prefix.appendingPathComponent("server.pem"), encoding: .utf8)
-            let pinned = folder.appendingPathComponent("pinned.cer").path
-            try der(served).write(to: URL(fileURLWithPath: pinned))
-            let rotated = folder.appendingPathComponent("rotated.cer").path
-            try der(try pki.leaf().certificatePEM).write(to: URL(fileURLWithPath: rotated))
-            let port = nginx.httpsPort
 
-            let run = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
-                [bundle = bundle as String, pinned = pinned as String, rotated = rotated as String, port = port as Int]
-                in
-                setenv("SSL_CERT_FILE", bundle, 1)
-                func fetch(pinning file: String) -> (Any?, NSError?) {
-                    let manager = AFHTTPSessionManager(baseURL: URL(string: "https://localhost:\(port)"))
-                    manager.responseSerializer = AFHTTPResponseSerializer()
-                    manager.securityPolicy = AFSecurityPolicy(
-                        pinningMode: .publicKey,
-                        withPinnedCertificates: [FileManager.default.contents(atPath: file)!]
-                    )
-                    manager.completionQueue = DispatchQueue(label: "af-test")
-                    let done = DispatchSemaphore(value: 0)
-                    var result: (Any?, NSError?) = (nil, nil)
+            func fetch(pinning pin: Data) async -> Outcome {
+                let manager = AFHTTPSessionManager(baseURL: URL(string: "https://localhost:\(nginx.httpsPort)"))
+                defer { manager.invalidateSessionCancelingTasks(true, resetSession: false) }
+                manager.responseSerializer = AFHTTPResponseSerializer()
+                let policy = AFSecurityPolicy(pinningMode: .publicKey, withPinnedCertificates: [pin])
+                policy.allowInvalidCertificates = true
+                manager.securityPolicy = policy
+                manager.completionQueue = DispatchQueue(label: "af-test")
+                return await outcome { success, failure in
                     manager.get(
                         "small.txt",
                         parameters: nil,
                         headers: nil,
                         progress: nil,
-                        success: { _, object in
-                            result = (object, nil)
-                            done.signal()
-                        },
-                        failure: { _, error in
-                            result = (nil, error as NSError)
-                            done.signal()
-                        }
+                        success: success,
+                        failure: failure
                     )
-                    done.wait()
-                    manager.invalidateSessionCancelingTasks(true, resetSession: false)
-                    return result
                 }
-                let (object, error) = fetch(pinning: pinned)
-                guard error == nil, let data = object as? Data, String(data: data, encoding: .utf8) == "hello nginx\n"
-                else {
-                    FileHandle.standardError.write(Data("pinned key refused: \(String(describing: error))\n".utf8))
-                    exit(1)
-                }
-                let (_, refused) = fetch(pinning: rotated)
-                guard let refused, refused.domain == NSURLErrorDomain,
-                    refused.code == NSURLErrorServerCertificateUntrusted,
-                    (refused.userInfo[NSURLErrorFailingURLErrorKey] as? URL)?.path == "/small.txt",
-                    refused.userInfo[NSURLErrorFailingURLPeerTrustErrorKey] is SecTrust
-                else {
-                    FileHandle.standardError.write(Data("rotated key: \(String(describing: refused))\n".utf8))
-                    exit(2)
-                }
-                exit(0)
             }
-            if let run, run.exitStatus != .exitCode(0) {
-                Issue.record("the child said: \(String(decoding: run.standardErrorContent, as: UTF8.self))")
-            }
+            let pinned = await fetch(pinning: der(served))
+            #expect(String(data: pinned.object as? Data ?? Data(), encoding: .utf8) == "hello nginx\n", "\(pinned)")
+            let rotated = await fetch(pinning: der(try pki.leaf().certificatePEM))
+            let refused = try #require(rotated.error, "\(rotated)")
+            #expect(refused.domain == NSURLErrorDomain)
+            #expect(refused.code == NSURLErrorServerCertificateUntrusted)
+            #expect((refused.userInfo[NSURLErrorFailingURLErrorKey] as? URL)?.path == "/small.txt")
+            #expect(refused.userInfo[NSURLErrorFailingURLPeerTrustErrorKey] is SecTrust)
+            #expect(
+                (refused.userInfo[NSLocalizedFailureReasonErrorKey] as? String)?.contains("no pinned public key")
+                    == true
+            )
         }
 
         /// Certificate pinning with `allowInvalidCertificates` on nginx's self-signed server: the
