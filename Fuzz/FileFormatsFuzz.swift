@@ -16,13 +16,13 @@ func fuzzNetrc(_ bytes: UnsafeRawBufferPointer) {
 }
 
 func fuzzCredentialStore(_ bytes: UnsafeRawBufferPointer) {
-    let store = CredentialFileStore(path: "/fuzz/credentials.json")
+    let store = FileCredentialStore(path: "/fuzz/credentials.json")
     do {
         let entries = try store.decode(Array(bytes))
         // What was read is written and read back the same.
-        let document = CredentialFileStore.Document(
-            format: CredentialFileStore.format,
-            version: CredentialFileStore.version,
+        let document = FileCredentialStore.Document(
+            format: FileCredentialStore.format,
+            version: FileCredentialStore.version,
             entries: entries
         )
         let encoded = try JSONEncoder().encode(document)

@@ -39,6 +39,8 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible {
             case unsupportedCredential = "unsupported credential"
             case credentialStoreCorrupt = "credential store corrupt"
             case credentialStoreFailed = "credential store failed"
+            case credentialStoreLocked = "credential store locked"
+            case credentialStoreUnavailable = "credential store unavailable"
             case netrcInvalid = "netrc invalid"
             case serverAuthenticationFailed = "server authentication failed"
             case proxyAuthenticationFailed = "proxy authentication failed"
@@ -121,6 +123,12 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let credentialStoreCorrupt = Code(.credentialStoreCorrupt)
         /// The credential store could not be read, locked or written (permissions, disk full, ...).
         public static let credentialStoreFailed = Code(.credentialStoreFailed)
+        /// The keyring holding the credential store is locked and was not unlocked (its unlock
+        /// prompt was dismissed or could not be shown).
+        public static let credentialStoreLocked = Code(.credentialStoreLocked)
+        /// The credential store chosen cannot be reached: libsecret is not installed, there is no
+        /// session bus, or no Secret Service provider answers on it.
+        public static let credentialStoreUnavailable = Code(.credentialStoreUnavailable)
         /// A `.netrc` file could not be read or parsed.
         public static let netrcInvalid = Code(.netrcInvalid)
         /// The server answered a Digest request with a wrong `rspauth`: it did not prove that it

@@ -142,6 +142,46 @@ STACK_OF(X509_CRL) *_Nullable CSesameShims_sk_X509_CRL_new_null(void);
 int CSesameShims_sk_X509_CRL_push(STACK_OF(X509_CRL) *stack, X509_CRL *crl);
 void CSesameShims_sk_X509_CRL_free(STACK_OF(X509_CRL) *_Nullable stack);
 
+// MARK: - libsecret and GLib layouts
+// libsecret is loaded at run time (dlopen), so its headers are not needed to build Sesame; these
+// are the layouts of the few structures Sesame reads or fills (libsecret 0.20, GLib 2.x ABI).
+
+/// `SecretSchemaAttribute`: an attribute's name and type (0 string, 1 integer, 2 boolean).
+typedef struct CSesameShims_SecretSchemaAttribute {
+    const char *_Nullable name;
+    int type;
+} CSesameShims_SecretSchemaAttribute;
+
+/// `SecretSchema`: a name, flags (2 is `SECRET_SCHEMA_DONT_MATCH_NAME`) and up to 32 attributes,
+/// the list ending at the first attribute without a name.
+typedef struct CSesameShims_SecretSchema {
+    const char *_Nullable name;
+    int flags;
+    CSesameShims_SecretSchemaAttribute attributes[32];
+    int reserved;
+    void *_Nullable reserved1;
+    void *_Nullable reserved2;
+    void *_Nullable reserved3;
+    void *_Nullable reserved4;
+    void *_Nullable reserved5;
+    void *_Nullable reserved6;
+    void *_Nullable reserved7;
+} CSesameShims_SecretSchema;
+
+/// `GError`.
+typedef struct CSesameShims_GError {
+    uint32_t domain;
+    int code;
+    char *_Nullable message;
+} CSesameShims_GError;
+
+/// `GList`.
+typedef struct CSesameShims_GList {
+    void *_Nullable data;
+    struct CSesameShims_GList *_Nullable next;
+    struct CSesameShims_GList *_Nullable prev;
+} CSesameShims_GList;
+
 #pragma clang assume_nonnull end
 
 #endif

@@ -2,11 +2,13 @@ import Foundation
 
 /// Where credentials are kept between challenges (`URLCredentialStorage`).
 ///
-/// `.forSession` credentials live in memory; `.permanent` password credentials are written to the
-/// storage's credential file (DESIGN section 6) when it has one, so other processes and later runs
-/// find them. `.none` credentials are never stored. Client identities and trust are never written
-/// to disk. Methods that touch the file throw when it cannot be read or written; a corrupt file
-/// is reported (naming it) and left untouched.
+/// `.forSession` credentials live in memory; `.permanent` password credentials go to the
+/// storage's ``CredentialStore`` (DESIGN section 6), so other processes and later runs find them:
+/// the freedesktop Secret Service (the desktop keyring, as Apple keeps them in the keychain) or a
+/// private file. `.none` credentials are never stored. Client identities and trust are never
+/// persisted. Methods that touch the store throw when it cannot be read or written; a corrupt
+/// file is reported (naming it) and left untouched, and a keyring that fails is reported, never
+/// replaced by another store for writing.
 ///
 /// ```swift
 /// let storage = try CredentialStorage(fileURL: URL(filePath: "/tmp/creds.json"))
@@ -37,30 +39,51 @@ public final class CredentialStorage: Sendable {
     }
 
     private let memory = LockedValue(Memory())
-    private let file: CredentialFileStore?
+    private let selection: CredentialStoreSelection
 
-    /// The process-wide storage, with its file at `$XDG_DATA_HOME/sesame/credentials.json` (or
-    /// `~/.local/share/sesame/credentials.json`). The file is only created when a `.permanent`
-    /// credential is stored.
-    public static let shared = CredentialStorage(path: CredentialFileStore.defaultPath)
+    /// The process-wide storage. Its store is chosen on first use: the Secret Service when
+    /// libsecret loads, a session bus exists and a provider answers (reading, too, what an older
+    /// Sesame wrote to the file below, until `sesame credentials migrate` moves it); else the
+    /// file `$XDG_DATA_HOME/sesame/credentials.json` (or `~/.local/share/sesame/credentials.json`),
+    /// created only when a `.permanent` credential is stored. A keyring that is there but fails
+    /// (a D-Bus timeout) is an error on every use, not a reason to write the file.
+    public static let shared = CredentialStorage(selection: .automatic(filePath: FileCredentialStore.defaultPath))
 
     /// A storage with nothing on disk: `.permanent` credentials are kept in memory like
     /// `.forSession` ones (for ephemeral sessions and tests).
-    public init() { file = nil }
+    public init() { selection = .none }
 
     /// A storage whose `.permanent` credentials live in `fileURL` (created on first write).
-    public convenience init(fileURL: URL) { self.init(path: fileURL.path) }
+    public convenience init(fileURL: URL) { self.init(store: FileCredentialStore(fileURL: fileURL)) }
 
-    init(path: String) { file = CredentialFileStore(path: path) }
+    /// A storage whose `.permanent` credentials live in `store` (a ``SecretServiceCredentialStore``,
+    /// a ``FileCredentialStore`` or one of the caller's own).
+    public init(store: any CredentialStore) { selection = .fixed(store) }
 
-    /// The credential file, when the storage has one.
-    public var fileURL: URL? { file.map { URL(fileURLWithPath: $0.path) } }
+    init(path: String) { selection = .fixed(FileCredentialStore(path: path)) }
+
+    /// A storage that chooses as ``shared`` does, with `fileURL` as the file: the Secret Service
+    /// when a provider answers on the session bus (the file still read), else the file.
+    public static func automatic(fileURL: URL) -> CredentialStorage {
+        CredentialStorage(selection: .automatic(filePath: fileURL.path))
+    }
+
+    private init(selection: CredentialStoreSelection) { self.selection = selection }
+
+    /// Where `.permanent` credentials go (nil: memory only); for the shared storage, the store
+    /// chosen on first use. Throws when the choice failed (a keyring that does not answer in time).
+    public var store: (any CredentialStore)? {
+        get throws(SesameError) { try selection.resolve() }
+    }
+
+    /// The credential file, when the storage's store is one.
+    public var fileURL: URL? { ((try? store) as? FileCredentialStore)?.fileURL }
 
     // MARK: - Reading
 
     /// The credentials for `space`, by user name.
     public func credentials(for space: ProtectionSpace) throws -> [String: Credential] {
-        var result = try permanentCredentials()[space] ?? [:]
+        var result = Self.byUser(try permanentEntries(for: [space]))
         memory.withLock { memory in
             for (user, credential) in memory.credentials[space] ?? [:] { result[user] = credential }
         }
@@ -70,7 +93,10 @@ public final class CredentialStorage: Sendable {
     /// Every stored credential, by protection space and then by user name.
     public var allCredentials: [ProtectionSpace: [String: Credential]] {
         get throws {
-            var result = try permanentCredentials()
+            var result: [ProtectionSpace: [String: Credential]] = [:]
+            for (space, entries) in Dictionary(grouping: try permanentEntries(for: nil), by: \.protectionSpace) {
+                result[space] = Self.byUser(entries)
+            }
             memory.withLock { memory in
                 for (space, credentials) in memory.credentials {
                     result[space, default: [:]].merge(credentials) { _, session in session }
@@ -86,19 +112,18 @@ public final class CredentialStorage: Sendable {
         try defaultCredential(forFirstOf: [space])
     }
 
-    /// The default credential of the first of `spaces` that has one, reading the file once (a
+    /// The default credential of the first of `spaces` that has one, reading the store once (a
     /// challenge tries several spellings of its space).
     func defaultCredential(forFirstOf spaces: [ProtectionSpace]) throws -> Credential? {
-        let entries = try file?.read() ?? []
+        let entries = try permanentEntries(for: spaces)
         for space in spaces {
             let (sessionDefault, sessionCredentials) = memory.withLock { memory in
                 (memory.defaults[space], memory.credentials[space] ?? [:])
             }
             if let user = sessionDefault, let credential = sessionCredentials[user] { return credential }
-            let permanent = entries.filter { $0.space == space }
-            if let entry = permanent.first(where: \.isDefault) { return Self.credential(entry) }
-            let all = Dictionary(permanent.map { ($0.user, Self.credential($0)) }) { first, _ in first }
-                .merging(sessionCredentials) { _, session in session }
+            let permanent = entries.filter { $0.protectionSpace == space }
+            if let entry = permanent.first(where: \.isDefault) { return entry.credential }
+            let all = Self.byUser(permanent).merging(sessionCredentials) { _, session in session }
             if all.count == 1, let only = all.first?.value { return only }
         }
         return nil
@@ -120,14 +145,8 @@ public final class CredentialStorage: Sendable {
     /// and on disk.
     public func remove(_ credential: Credential, for space: ProtectionSpace) throws {
         let key = Self.key(credential)
-        if let file, let user = credential.user {
-            var removed = false
-            try file.modify { entries in
-                let before = entries.count
-                entries.removeAll { $0.space == space && $0.user == user }
-                removed = entries.count != before
-            }
-            if removed { notify(Change(kind: .removed, protectionSpace: space, user: user)) }
+        if let store = try store, let user = credential.user, try store.remove(user: user, from: space) {
+            notify(Change(kind: .removed, protectionSpace: space, user: user))
         }
         let removedFromMemory = memory.withLock { memory -> Bool in
             guard memory.credentials[space]?.removeValue(forKey: key) != nil else { return false }
@@ -158,20 +177,13 @@ public final class CredentialStorage: Sendable {
     private func store(_ credential: Credential, for space: ProtectionSpace, makeDefault: Bool) throws {
         guard credential.persistence != .none, credential.serverTrust == nil else { return }
         let key = Self.key(credential)
-        if credential.persistence == .permanent, let file, let user = credential.user {
+        if credential.persistence == .permanent, let store = try store, let user = credential.user {
             guard let password = credential.password else {
                 throw SesameError(.invalidArgument, "a permanent credential for '\(user)' needs a password")
             }
-            try file.modify { entries in
-                let isDefault = makeDefault || entries.first { $0.space == space && $0.user == user }?.isDefault == true
-                if makeDefault {
-                    for index in entries.indices where entries[index].space == space {
-                        entries[index].isDefault = false
-                    }
-                }
-                entries.removeAll { $0.space == space && $0.user == user }
-                entries.append(.init(space: space, user: user, password: password, isDefault: isDefault))
-            }
+            try store.save(
+                StoredCredential(protectionSpace: space, user: user, password: password, isDefault: makeDefault)
+            )
             // A session copy with the same user would shadow the new permanent one.
             memory.withLock { memory in
                 if memory.credentials[space]?[key]?.persistence == .forSession {
@@ -189,19 +201,27 @@ public final class CredentialStorage: Sendable {
         if makeDefault { notify(Change(kind: .defaultChanged, protectionSpace: space, user: credential.user)) }
     }
 
-    private func permanentCredentials() throws -> [ProtectionSpace: [String: Credential]] {
-        var result: [ProtectionSpace: [String: Credential]] = [:]
-        for entry in try file?.read() ?? [] { result[entry.space, default: [:]][entry.user] = Self.credential(entry) }
-        return result
+    private func permanentEntries(for spaces: [ProtectionSpace]?) throws(SesameError) -> [StoredCredential] {
+        try store?.entries(for: spaces) ?? []
+    }
+
+    /// Entries by user: Sesame's own before another program's for the same user, the default first.
+    private static func byUser(_ entries: [StoredCredential]) -> [String: Credential] {
+        var chosen: [String: StoredCredential] = [:]
+        for entry in entries {
+            if let kept = chosen[entry.user],
+                (kept.origin == .sesame && entry.origin != .sesame) || (kept.isDefault && !entry.isDefault)
+            {
+                continue
+            }
+            chosen[entry.user] = entry
+        }
+        return chosen.mapValues(\.credential)
     }
 
     private func notify(_ change: Change) {
         let observers = memory.withLock { Array($0.observers.values) }
         for observer in observers { observer.yield(change) }
-    }
-
-    private static func credential(_ entry: CredentialFileStore.Entry) -> Credential {
-        Credential(user: entry.user, password: entry.password, persistence: .permanent)
     }
 
     /// Credentials are keyed by user name (identities by their certificate's fingerprint).

@@ -1,13 +1,14 @@
 import Foundation
 import Sesame
 
-/// `sesame credentials list | add | remove | default`: the permanent credential store.
+/// `sesame credentials list | add | remove | default | migrate`: the permanent credential stores.
 ///
 /// ```
 /// sesame credentials add https://api.example/ -u ada --realm "API" [--method basic|digest|any] [--default]
 /// sesame credentials list
 /// sesame credentials default https://api.example/ -u ada --realm "API"
 /// sesame credentials remove https://api.example/ -u ada --realm "API"
+/// sesame credentials migrate [--to secret-service|file] [--credential-store FILE]
 /// ```
 enum CredentialsCommand {
     private struct Options {
@@ -18,10 +19,11 @@ enum CredentialsCommand {
         var method = AuthenticationMethod.default
         var makeDefault = false
         var store: String?
+        var migrateTo = "secret-service"
     }
 
     private static let arguments = Arguments(
-        valued: ["-u", "--user", "--realm", "--method", "--credential-store"],
+        valued: ["-u", "--user", "--realm", "--method", "--credential-store", "--to"],
         switches: ["--default"]
     )
 
@@ -33,11 +35,17 @@ enum CredentialsCommand {
             Output.error("\(error)")
             return .usage
         }
-        let storage = options.store.map { CredentialStorage(fileURL: URL(fileURLWithPath: $0)) } ?? .shared
         do {
+            if options.action == "list" {
+                try list(options.store)
+                return .ok
+            }
+            if options.action == "migrate" {
+                try CredentialMigration.run(to: options.migrateTo, file: options.store)
+                return .ok
+            }
+            let storage = try CredentialStoreOption.storage(options.store)
             switch options.action {
-            case "list":
-                try list(storage)
             case "add":
                 let (space, user) = try target(options)
                 let password = try user.resolvedPassword()
@@ -50,8 +58,12 @@ enum CredentialsCommand {
                 print("added \(user.user) for \(space)")
             case "remove":
                 let (space, user) = try target(options)
-                guard try storage.credentials(for: space)[user.user] != nil else {
-                    throw CommandError("no credential for '\(user.user)' in \(space)")
+                let entries = try storage.store?.entries(for: [space]).filter { $0.user == user.user } ?? []
+                guard !entries.isEmpty else { throw CommandError("no credential for '\(user.user)' in \(space)") }
+                guard entries.contains(where: { $0.origin == .sesame }) else {
+                    throw CommandError(
+                        "the password for '\(user.user)' in \(space) is another program's (network-password schema); Sesame leaves it: remove it with Seahorse or `secret-tool clear`"
+                    )
                 }
                 try storage.remove(Credential(user: user.user, password: "", persistence: .permanent), for: space)
                 print("removed \(user.user) from \(space)")
@@ -63,7 +75,9 @@ enum CredentialsCommand {
                 try storage.setDefaultCredential(existing, for: space)
                 print("\(user.user) is now the default for \(space)")
             default:
-                throw Arguments.UsageError(description: "sesame credentials needs list, add, remove or default")
+                throw Arguments.UsageError(
+                    description: "sesame credentials needs list, add, remove, default or migrate"
+                )
             }
             return .ok
         } catch {
@@ -73,20 +87,38 @@ enum CredentialsCommand {
         }
     }
 
+    /// Every store when none is named (the keyring, or why there is none, then the file), else
+    /// the one named. Passwords are never printed.
+    private static func list(_ store: String?) throws {
+        if let store {
+            try list(try CredentialStoreOption.storage(store))
+            return
+        }
+        do {
+            try list(CredentialStorage(store: try CredentialStoreOption.secretService()))
+        } catch let error as SesameError where error.code == .credentialStoreUnavailable {
+            print("# Secret Service: not available (\(error.description))")
+        }
+        try list(CredentialStorage(store: FileCredentialStore.standard))
+    }
+
     private static func list(_ storage: CredentialStorage) throws {
-        let all = try storage.allCredentials
-        if let file = storage.fileURL { print("# \(file.path)") }
-        guard !all.isEmpty else {
+        guard let store = try storage.store else { return }
+        print("# \(store.location)")
+        let entries = try store.entries(for: nil)
+        guard !entries.isEmpty else {
             print("(no credentials stored)")
             return
         }
-        let rows = all.sorted { $0.key.description < $1.key.description }
-        for (space, credentials) in rows {
-            let defaultUser = try storage.defaultCredential(for: space)?.user
-            for user in credentials.keys.sorted() {
-                // Never the password.
-                print("\(space)\tuser \(user)\(user == defaultUser ? "\t(default)" : "")")
-            }
+        let rows = entries.sorted {
+            ($0.protectionSpace.description, $0.user) < ($1.protectionSpace.description, $1.user)
+        }
+        for entry in rows {
+            let notes = [
+                entry.isDefault ? "(default)" : nil,
+                entry.origin == .networkPassword ? "(another program's, network-password schema)" : nil,
+            ].compactMap { $0 }
+            print(([entry.protectionSpace.description, "user \(entry.user)"] + notes).joined(separator: "\t"))
         }
     }
 
@@ -126,6 +158,11 @@ enum CredentialsCommand {
                 }
             case .option("--credential-store", let value?):
                 options.store = value
+            case .option("--to", let value?):
+                guard value == "secret-service" || value == "file" else {
+                    throw Arguments.UsageError(description: "--to is secret-service or file, not '\(value)'")
+                }
+                options.migrateTo = value
             case .option("--default", nil):
                 options.makeDefault = true
             case .option(let name, _):

@@ -15,7 +15,7 @@ final class FetchAuthentication: Sendable {
         user = options.user?.user
         password = try options.user?.resolvedPassword()
         preemptiveBasic = options.basicOnly && options.user != nil
-        storage = options.credentialStore.map { CredentialStorage(fileURL: URL(fileURLWithPath: $0)) } ?? .shared
+        storage = try CredentialStoreOption.storage(options.credentialStore)
         saves = options.saveCredentials
         methods = options.basicOnly ? [.httpBasic] : options.digestOnly ? [.httpDigest] : nil
     }

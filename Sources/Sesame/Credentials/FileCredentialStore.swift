@@ -6,8 +6,9 @@ import Foundation
 /// others' entries. A file Sesame cannot read is an error naming it, and is never overwritten.
 ///
 /// Passwords are stored as written, protected by the file's permissions (as `.netrc` and curl's
-/// files are); there is no keyring on a headless Linux machine to hand them to.
-struct CredentialFileStore: Sendable {
+/// files are): the store for machines without a session bus. Where a Secret Service answers,
+/// ``SecretServiceCredentialStore`` keeps them encrypted in the user's keyring instead.
+public struct FileCredentialStore: CredentialStore {
     static let format = "sesame-credential-store"
     static let version = 1
 
@@ -25,9 +26,22 @@ struct CredentialFileStore: Sendable {
     }
 
     let path: String
+
+    /// A store in `fileURL` (created, with its folder, on the first write).
+    public init(fileURL: URL) { path = fileURL.path }
+
+    init(path: String) { self.path = path }
+
+    /// The file.
+    public var fileURL: URL { URL(fileURLWithPath: path) }
+    public var location: String { path }
+
     var lockPath: String { path + ".lock" }
     /// The folder the store, its lock and its temporary files are in.
     var folder: String { (path as NSString).deletingLastPathComponent }
+
+    /// The file the shared storage uses where there is no keyring (see ``defaultPath``).
+    public static var standard: FileCredentialStore { FileCredentialStore(path: defaultPath) }
 
     /// The default location: `$XDG_DATA_HOME/sesame/credentials.json`, else
     /// `~/.local/share/sesame/credentials.json`.
@@ -105,6 +119,67 @@ struct CredentialFileStore: Sendable {
                 .credentialStoreCorrupt,
                 "'\(path)' has a malformed entry (\(Self.explain(error))); left as it is"
             )
+        }
+    }
+
+    // MARK: - CredentialStore
+
+    public func entries(for spaces: [ProtectionSpace]?) throws(SesameError) -> [StoredCredential] {
+        let wanted = spaces.map(Set.init)
+        return try read().compactMap { entry in
+            guard wanted?.contains(entry.space) ?? true else { return nil }
+            return StoredCredential(
+                protectionSpace: entry.space,
+                user: entry.user,
+                password: entry.password,
+                isDefault: entry.isDefault
+            )
+        }
+    }
+
+    public func save(_ stored: StoredCredential) throws(SesameError) {
+        let space = stored.protectionSpace
+        try modifyTyped { entries in
+            let isDefault =
+                stored.isDefault || entries.first { $0.space == space && $0.user == stored.user }?.isDefault == true
+            if stored.isDefault {
+                for index in entries.indices where entries[index].space == space { entries[index].isDefault = false }
+            }
+            entries.removeAll { $0.space == space && $0.user == stored.user }
+            entries.append(.init(space: space, user: stored.user, password: stored.password, isDefault: isDefault))
+        }
+    }
+
+    public func setDefault(user: String?, for space: ProtectionSpace) throws(SesameError) -> Bool {
+        var found = user == nil
+        try modifyTyped { entries in
+            found = found || entries.contains { $0.space == space && $0.user == user }
+            guard found else { return }
+            for index in entries.indices where entries[index].space == space {
+                entries[index].isDefault = entries[index].user == user
+            }
+        }
+        return found
+    }
+
+    public func remove(user: String, from space: ProtectionSpace) throws(SesameError) -> Bool {
+        guard try read().contains(where: { $0.space == space && $0.user == user }) else { return false }
+        var removed = false
+        try modifyTyped { entries in
+            let before = entries.count
+            entries.removeAll { $0.space == space && $0.user == user }
+            removed = entries.count != before
+        }
+        return removed
+    }
+
+    private func modifyTyped(_ change: (inout [Entry]) -> Void) throws(SesameError) {
+        do {
+            try modify(change)
+        } catch let error as SesameError {
+            throw error
+        } catch {
+            throw SesameError(.credentialStoreFailed, "credential store '\(path)': \(error)")
         }
     }
 

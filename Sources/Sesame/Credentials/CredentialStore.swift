@@ -1,0 +1,72 @@
+import Foundation
+
+/// A password kept by a ``CredentialStore`` for a protection space.
+public struct StoredCredential: Sendable, Hashable, CustomStringConvertible {
+    /// Where an entry came from.
+    public enum Origin: Sendable, Hashable {
+        /// Written by Sesame (its file, or its schema in the Secret Service).
+        case sesame
+        /// Another program's item under libsecret's network-password schema
+        /// (`org.gnome.keyring.NetworkPassword`): read, never rewritten or removed by Sesame.
+        case networkPassword
+    }
+
+    public var protectionSpace: ProtectionSpace
+    public var user: String
+    public var password: String
+    /// The default credential of its space.
+    public var isDefault: Bool
+    public var origin: Origin
+
+    public init(
+        protectionSpace: ProtectionSpace,
+        user: String,
+        password: String,
+        isDefault: Bool = false,
+        origin: Origin = .sesame
+    ) {
+        self.protectionSpace = protectionSpace
+        self.user = user
+        self.password = password
+        self.isDefault = isDefault
+        self.origin = origin
+    }
+
+    /// The entry as a `.permanent` credential.
+    public var credential: Credential { Credential(user: user, password: password, persistence: .permanent) }
+
+    /// The space and user, never the password.
+    public var description: String { "\(user) for \(protectionSpace)\(isDefault ? ", the default" : "")" }
+}
+
+/// Where ``CredentialStorage`` keeps `.permanent` passwords: the freedesktop Secret Service
+/// (``SecretServiceCredentialStore``) or a file (``FileCredentialStore``).
+///
+/// Every method may block on I/O (a file lock, a D-Bus call bounded by the store's timeout) and
+/// throws a ``SesameError`` naming the store and the cause; a store never answers a failed read
+/// with an empty result.
+public protocol CredentialStore: Sendable {
+    /// The store for messages and listings: a file path, or "Secret Service (...)".
+    var location: String { get }
+
+    /// The entries for `spaces` (any of them), or every entry when `spaces` is nil.
+    func entries(for spaces: [ProtectionSpace]?) throws(SesameError) -> [StoredCredential]
+
+    /// Saves `entry`, replacing the entry with the same space and user; when `entry.isDefault`,
+    /// the space's other entries stop being its default.
+    func save(_ entry: StoredCredential) throws(SesameError)
+
+    /// Makes `user` the default of `space` (nil: no default); false when it has no entry there.
+    func setDefault(user: String?, for space: ProtectionSpace) throws(SesameError) -> Bool
+
+    /// Removes `user`'s entry from `space`; false when there was none.
+    func remove(user: String, from space: ProtectionSpace) throws(SesameError) -> Bool
+
+    /// Changes made by other processes, where the store can observe them (nil when it cannot).
+    /// Each access makes a new stream of the spaces that changed.
+    var externalChanges: AsyncStream<ProtectionSpace>? { get }
+}
+
+extension CredentialStore {
+    public var externalChanges: AsyncStream<ProtectionSpace>? { nil }
+}

@@ -1,0 +1,52 @@
+internal import CSesameShims
+import Foundation
+
+/// The two libsecret schemas Sesame uses, built once and kept for the life of the process (libsecret
+/// reads them on every call).
+enum SecretServiceSchema {
+    /// Sesame's own, `SECRET_SCHEMA_DONT_MATCH_NAME`: searches name `xdg:schema` themselves.
+    case sesame
+    /// `org.gnome.keyring.NetworkPassword`, matched by name as libsecret's compat schema is.
+    case network
+
+    var pointer: LibSecret.Schema {
+        switch self {
+        case .sesame: Self.sesameSchema
+        case .network: Self.networkSchema
+        }
+    }
+
+    // Allocated once and never freed or written again (C code keeps schemas in static storage).
+    nonisolated(unsafe) private static let sesameSchema = make(
+        SecretServiceAttributes.schemaName,
+        flags: 2,
+        SecretServiceAttributes.schemaAttributes
+    )
+    nonisolated(unsafe) private static let networkSchema = make(
+        SecretServiceAttributes.networkSchemaName,
+        flags: 0,
+        SecretServiceAttributes.networkAttributes
+    )
+
+    private static func make(
+        _ name: String,
+        flags: Int32,
+        _ attributes: [(String, SecretServiceAttributes.Kind)]
+    ) -> LibSecret.Schema {
+        precondition(attributes.count < 32, "a libsecret schema has at most 32 attributes")
+        let schema = UnsafeMutablePointer<CSesameShims_SecretSchema>.allocate(capacity: 1)
+        schema.initialize(to: CSesameShims_SecretSchema())
+        schema.pointee.name = UnsafePointer(strdup(name))
+        schema.pointee.flags = flags
+        withUnsafeMutableBytes(of: &schema.pointee.attributes) { raw in
+            let slots = raw.bindMemory(to: CSesameShims_SecretSchemaAttribute.self)
+            for (index, (attribute, kind)) in attributes.enumerated() {
+                slots[index] = CSesameShims_SecretSchemaAttribute(
+                    name: UnsafePointer(strdup(attribute)),
+                    type: kind.rawValue
+                )
+            }
+        }
+        return UnsafePointer(schema)
+    }
+}
