@@ -11,18 +11,20 @@ public final class ChildProcess: Sendable {
     public let pid: Glibc.pid_t
 
     /// Starts `executable` with exactly `arguments` and `environment`; standard output (and
-    /// standard error, unless `errorPath` is given) go to `logPath`.
+    /// standard error, unless `errorPath` is given) go to `logPath`; standard input is read from
+    /// `inputPath` (else `/dev/null`).
     public init(
         executable: String,
         arguments: [String],
         environment: [String: String],
         logPath: String,
-        errorPath: String? = nil
+        errorPath: String? = nil,
+        inputPath: String? = nil
     ) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 0, inputPath ?? "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         if let errorPath {
             posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)

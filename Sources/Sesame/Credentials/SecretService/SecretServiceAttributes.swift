@@ -40,14 +40,16 @@ enum SecretServiceAttributes {
     /// The attributes every item of `space` has (a search for the space's items; the realm and
     /// method are compared after reading, so a space without a realm never matches one with).
     static func query(for space: ProtectionSpace) -> [String: String] {
-        [
-            "xdg:schema": schemaName, "host": space.host.lowercased(), "port": String(space.port),
-            "proxy": space.isProxy ? "true" : "false",
-        ]
+        ["host": space.host.lowercased(), "port": String(space.port), "proxy": space.isProxy ? "true" : "false"]
     }
 
-    /// The attributes every Sesame item has.
-    static let allQuery = ["xdg:schema": schemaName]
+    /// Every Sesame item, in two searches (libsecret matches nothing for no attributes, and every
+    /// Sesame item has `proxy`; the schema's name is matched by libsecret).
+    static let allQueries = [["proxy": "false"], ["proxy": "true"]]
+
+    /// Every network-password item that names its schema (a search under that schema needs an
+    /// attribute, as it does not match the name by itself).
+    static let allNetworkQuery = ["xdg:schema": networkSchemaName]
 
     /// The protection space, user and default flag of an item's attributes; nil for an item that
     /// is not a well-formed Sesame item (it is skipped, never guessed at).
@@ -71,7 +73,8 @@ enum SecretServiceAttributes {
 
     /// The label a person sees in Seahorse: "Sesame: ada@api.example (API)".
     static func label(for space: ProtectionSpace, user: String) -> String {
-        let name = space.host.utf8.contains(UInt8(ascii: ":")) ? "[\(space.host)]" : space.host
+        let host = space.host.lowercased()
+        let name = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
         let scheme = (space.isProxy ? space.proxyType : space.protocol) ?? ""
         let port = defaultPort(for: scheme) == space.port ? "" : ":\(space.port)"
         let proxy = space.isProxy ? "proxy " : ""
@@ -85,7 +88,7 @@ enum SecretServiceAttributes {
     /// no notion of one).
     static func networkQuery(for space: ProtectionSpace) -> [String: String]? {
         guard !space.isProxy, space.protocol != nil else { return nil }
-        return ["xdg:schema": networkSchemaName, "server": space.host.lowercased()]
+        return ["server": space.host.lowercased()]
     }
 
     /// The user of a network-password item when it answers `space`, else nil. The item must name

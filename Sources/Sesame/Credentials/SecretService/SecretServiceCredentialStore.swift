@@ -5,7 +5,7 @@ import Foundation
 /// keeps them in the keychain: encrypted at rest, unlocked with the user's login, shared with
 /// other programs through one service.
 ///
-/// Items use Sesame's schema (`org.sesame.Credential`), whose attributes are the protection
+/// Items use Sesame's schema (`org.sesame.Credential`, matched by name), whose attributes are the protection
 /// space's fields (`host`, `port`, `protocol`, `realm`, `authentication-method`, `proxy`,
 /// `proxy-type`), the `user` and a `default` flag; the secret is the password; the label reads
 /// "Sesame: user@host (realm)" in Seahorse. Reading also finds passwords other programs saved
@@ -55,7 +55,7 @@ public struct SecretServiceCredentialStore: CredentialStore {
             }
             library.objectUnref(UnsafeMutableRawPointer(bus))
         }
-        _ = try search(["xdg:schema": SecretServiceAttributes.schemaName, "host": "probe.invalid"], loadSecrets: false)
+        _ = try search(["host": "probe.invalid"], loadSecrets: false)
     }
 
     // MARK: - CredentialStore
@@ -136,15 +136,17 @@ public struct SecretServiceCredentialStore: CredentialStore {
 
     private func allEntries() throws(SesameError) -> [StoredCredential] {
         var result: [StoredCredential] = []
-        for item in try search(SecretServiceAttributes.allQuery) {
-            guard let (space, user, isDefault) = SecretServiceAttributes.entry(from: item.attributes),
-                let password = item.secret
-            else { continue }
-            result.append(
-                StoredCredential(protectionSpace: space, user: user, password: password, isDefault: isDefault)
-            )
+        for query in SecretServiceAttributes.allQueries {
+            for item in try search(query) {
+                guard let (space, user, isDefault) = SecretServiceAttributes.entry(from: item.attributes),
+                    let password = item.secret
+                else { continue }
+                result.append(
+                    StoredCredential(protectionSpace: space, user: user, password: password, isDefault: isDefault)
+                )
+            }
         }
-        for item in try search(["xdg:schema": SecretServiceAttributes.networkSchemaName], schema: .network) {
+        for item in try search(SecretServiceAttributes.allNetworkQuery, schema: .network) {
             guard let (space, user) = SecretServiceAttributes.networkSpace(item.attributes), let password = item.secret
             else { continue }
             result.append(
@@ -192,7 +194,7 @@ public struct SecretServiceCredentialStore: CredentialStore {
             for object in again.locked { library.objectUnref(object) }
             throw SesameError(
                 .credentialStoreLocked,
-                "\(again.locked.count) keyring item(s) for this search are in a locked keyring that was not unlocked (the prompt was dismissed or could not be shown)"
+                "\(again.locked.count) keyring item(s) for this search are in a locked keyring that was not unlocked (the prompt was dismissed or could not be shown); nothing was read or changed"
             )
         }
         return again.items

@@ -4,9 +4,13 @@ import Foundation
 /// The two libsecret schemas Sesame uses, built once and kept for the life of the process (libsecret
 /// reads them on every call).
 enum SecretServiceSchema {
-    /// Sesame's own, `SECRET_SCHEMA_DONT_MATCH_NAME`: searches name `xdg:schema` themselves.
+    /// Sesame's own, matched by name (`SECRET_SCHEMA_NONE`): libsecret adds `xdg:schema` to what
+    /// it stores and searches for, so another program's item with the same attribute names is
+    /// never taken for Sesame's. (`SECRET_SCHEMA_DONT_MATCH_NAME` would need the name in every
+    /// query, which libsecret's file backend never stores.)
     case sesame
-    /// `org.gnome.keyring.NetworkPassword`, matched by name as libsecret's compat schema is.
+    /// `org.gnome.keyring.NetworkPassword` with libsecret's own flags
+    /// (`SECRET_SCHEMA_DONT_MATCH_NAME`), so items written before schemas had names match too.
     case network
 
     var pointer: LibSecret.Schema {
@@ -24,7 +28,7 @@ enum SecretServiceSchema {
     )
     nonisolated(unsafe) private static let networkSchema = make(
         SecretServiceAttributes.networkSchemaName,
-        flags: 0,
+        flags: 2,
         SecretServiceAttributes.networkAttributes
     )
 
