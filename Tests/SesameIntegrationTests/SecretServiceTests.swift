@@ -192,6 +192,66 @@ import Testing
         #expect(try keyring.secretTool(["search", "--all", "xdg:schema", "org.sesame.Credential"]).output.isEmpty)
     }
 
+    @Test func writesByAnotherProcessAreAnnouncedAsChanges() async throws {
+        let keyring = try await SecretServicePeer()
+        defer { keyring.shutdown() }
+        await #expect(processExitsWith: .success) { [environment = keyring.environment as [String: String]] in
+            for (name, value) in environment { setenv(name, value, 1) }
+            let storage: CredentialStorage
+            do {
+                storage = CredentialStorage(store: try SecretServiceCredentialStore())
+            } catch {
+                exit(3)
+            }
+            let changes = storage.changes
+            let attributes = [
+                "xdg:schema", "org.sesame.Credential", "host", "other.example", "port", "443", "protocol", "https",
+                "authentication-method", "NSURLAuthenticationMethodHTTPBasic", "proxy", "false", "user", "zed",
+                "default", "true",
+            ]
+            // Another process (secret-tool) stores, then clears, an item under Sesame's schema.
+            let folder = NSTemporaryDirectory() + "/sesame-watch-\(getpid())"
+            try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            _ = FileManager.default.createFile(atPath: folder + "/in", contents: Data("from-elsewhere".utf8))
+            func tool(_ arguments: [String]) {
+                let child = try? ChildProcess(
+                    executable: "/usr/bin/secret-tool",
+                    arguments: arguments,
+                    environment: environment,
+                    logPath: folder + "/log",
+                    inputPath: folder + "/in"
+                )
+                guard child?.wait() == 0 else { exit(4) }
+            }
+            tool(["store", "--label=zed"] + attributes)
+            let space = ProtectionSpace(
+                host: "other.example",
+                port: 443,
+                protocol: "https",
+                realm: nil,
+                authenticationMethod: .httpBasic
+            )
+            var seen: [CredentialStorage.Change] = []
+            Task.detached {
+                try? await Task.sleep(for: .seconds(60))
+                exit(7)  // no change announced: the watch is not working
+            }
+            var iterator = changes.makeAsyncIterator()
+            while !seen.contains(where: { $0.kind == .defaultChanged && $0.user == nil }) {
+                guard let change = await iterator.next() else { break }
+                seen.append(change)
+                if change.kind == .added {
+                    guard (try? storage.defaultCredential(for: space))??.password == "from-elsewhere" else { exit(5) }
+                    tool(["clear"] + attributes)
+                }
+            }
+            let expected: [CredentialStorage.Change.Kind] = [.added, .defaultChanged, .removed, .defaultChanged]
+            guard seen.map(\.kind).filter({ expected.contains($0) }) == expected,
+                seen.allSatisfy({ $0.protectionSpace == space })
+            else { exit(6) }
+        }
+    }
+
     @Test func withoutASessionBusTheSharedStorageUsesTheFile() async throws {
         let added = try await runSesame(["credentials", "add", "https://api.example/", "-u", "ada:pw"])
         #expect(added.status == 0, "\(added.stderr)")

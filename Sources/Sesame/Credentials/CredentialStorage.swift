@@ -36,6 +36,9 @@ public final class CredentialStorage: Sendable {
         var defaults: [ProtectionSpace: String] = [:]
         var observers: [Int: AsyncStream<Change>.Continuation] = [:]
         var nextObserver = 0
+        /// While someone observes and the store signals changes: the watch that announces
+        /// permanent changes (this process's included), in place of announcing them here.
+        var watch: StoreChangeWatch?
     }
 
     private let memory = LockedValue(Memory())
@@ -145,7 +148,9 @@ public final class CredentialStorage: Sendable {
     /// and on disk.
     public func remove(_ credential: Credential, for space: ProtectionSpace) throws {
         let key = Self.key(credential)
-        if let store = try store, let user = credential.user, try store.remove(user: user, from: space) {
+        if let store = try store, let user = credential.user, try store.remove(user: user, from: space),
+            !permanentChangesAreWatched
+        {
             notify(Change(kind: .removed, protectionSpace: space, user: user))
         }
         let removedFromMemory = memory.withLock { memory -> Bool in
@@ -157,27 +162,56 @@ public final class CredentialStorage: Sendable {
         if removedFromMemory { notify(Change(kind: .removed, protectionSpace: space, user: credential.user)) }
     }
 
-    /// Changes as they happen in this process (another process's writes are seen on the next read,
-    /// but not announced). Each access makes a new stream; it ends when the consumer stops.
+    /// Changes as they happen. Where the store signals changes (the Secret Service), changes to
+    /// permanent credentials made by other processes are announced too, shortly after they
+    /// happen; elsewhere (the file) another process's writes are seen on the next read, but not
+    /// announced. Each access makes a new stream; it ends when the consumer stops.
     public var changes: AsyncStream<Change> {
         let (stream, continuation) = AsyncStream.makeStream(of: Change.self, bufferingPolicy: .bufferingNewest(256))
-        let id = memory.withLock { memory -> Int in
+        let (id, first) = memory.withLock { memory -> (Int, Bool) in
             memory.nextObserver += 1
             memory.observers[memory.nextObserver] = continuation
-            return memory.nextObserver
+            return (memory.nextObserver, memory.observers.count == 1)
         }
         continuation.onTermination = { [weak self] _ in
-            _ = self?.memory.withLock { $0.observers.removeValue(forKey: id) }
+            guard let self else { return }
+            let idle = memory.withLock { memory -> StoreChangeWatch? in
+                memory.observers.removeValue(forKey: id)
+                guard memory.observers.isEmpty else { return nil }
+                defer { memory.watch = nil }
+                return memory.watch
+            }
+            idle?.stop()
         }
+        if first { startWatching() }
         return stream
     }
+
+    private func startWatching() {
+        guard let store = try? store else { return }
+        let watch = StoreChangeWatch(store: store) { [weak self] changes in
+            for change in changes { self?.notify(change) }
+        }
+        guard let watch else { return }
+        let kept = memory.withLock { memory -> Bool in
+            guard memory.watch == nil, !memory.observers.isEmpty else { return false }
+            memory.watch = watch
+            return true
+        }
+        if !kept { watch.stop() }
+    }
+
+    /// Whether permanent changes are announced by the store's watch rather than here.
+    private var permanentChangesAreWatched: Bool { memory.withLock { $0.watch != nil } }
 
     // MARK: - Internal
 
     private func store(_ credential: Credential, for space: ProtectionSpace, makeDefault: Bool) throws {
         guard credential.persistence != .none, credential.serverTrust == nil else { return }
         let key = Self.key(credential)
+        var announce = true
         if credential.persistence == .permanent, let store = try store, let user = credential.user {
+            announce = !permanentChangesAreWatched
             guard let password = credential.password else {
                 throw SesameError(.invalidArgument, "a permanent credential for '\(user)' needs a password")
             }
@@ -197,6 +231,7 @@ public final class CredentialStorage: Sendable {
                 if makeDefault { memory.defaults[space] = key }
             }
         }
+        guard announce else { return }
         notify(Change(kind: .added, protectionSpace: space, user: credential.user))
         if makeDefault { notify(Change(kind: .defaultChanged, protectionSpace: space, user: credential.user)) }
     }

@@ -62,11 +62,13 @@ public protocol CredentialStore: Sendable {
     /// Removes `user`'s entry from `space`; false when there was none.
     func remove(user: String, from space: ProtectionSpace) throws(SesameError) -> Bool
 
-    /// Changes made by other processes, where the store can observe them (nil when it cannot).
-    /// Each access makes a new stream of the spaces that changed.
-    var externalChanges: AsyncStream<ProtectionSpace>? { get }
+    /// A signal for each burst of changes made by any process (this one included), where the
+    /// store can observe them; nil when it cannot. Each access starts a new watch, which ends
+    /// when the stream's consumer stops. ``CredentialStorage`` reads the entries again on each
+    /// signal and announces what changed.
+    var externalChanges: AsyncStream<Void>? { get }
 }
 
 extension CredentialStore {
-    public var externalChanges: AsyncStream<ProtectionSpace>? { nil }
+    public var externalChanges: AsyncStream<Void>? { nil }
 }

@@ -73,6 +73,8 @@ struct KeyringWithFileStore: CredentialStore {
 
     func save(_ entry: StoredCredential) throws(SesameError) { try keyring.save(entry) }
 
+    var externalChanges: AsyncStream<Void>? { keyring.externalChanges }
+
     func setDefault(user: String?, for space: ProtectionSpace) throws(SesameError) -> Bool {
         if try keyring.setDefault(user: user, for: space) { return true }
         // Only the file has it: the keyring gets a copy as the default; the file is left as it is.

@@ -10,6 +10,8 @@ struct LibSecret: @unchecked Sendable {
     typealias Schema = UnsafePointer<CSesameShims_SecretSchema>
     typealias GList = UnsafeMutablePointer<CSesameShims_GList>
 
+    /// The `dlopen` handle (never closed), for symbols looked up later (``SecretServiceWatcher``).
+    let handle: UnsafeMutableRawPointer
     let storev: StoreFunction
     let searchv: SearchFunction
     let clearv: ClearFunction
@@ -116,6 +118,7 @@ struct LibSecret: @unchecked Sendable {
                 let errorFree, let gFree, let cancellableNew, let cancel, let busGet, let dbusQuark, let ioQuark
             else { return nil }
             return LibSecret(
+                handle: handle,
                 storev: storev,
                 searchv: searchv,
                 clearv: clearv,

@@ -132,6 +132,15 @@ public struct SecretServiceCredentialStore: CredentialStore {
         return !matching.isEmpty
     }
 
+    /// Items created, deleted or changed in any collection, by any process (the service's
+    /// signals); nil for libsecret's file backend, which sends none, or without a session bus.
+    public var externalChanges: AsyncStream<Void>? {
+        guard !usesFileBackend, let (watcher, stream) = try? SecretServiceWatcher.start(library: library) else {
+            return nil
+        }
+        return watcher.wrap(stream)
+    }
+
     // MARK: - Items
 
     private func allEntries() throws(SesameError) -> [StoredCredential] {
