@@ -12,7 +12,7 @@ enum Output {
 enum Usage {
     static let text = """
         usage: sesame [fetch] URL [options]      one HTTP(S) request, curl's option names
-               sesame credentials list | add | remove | default [URL -u USER[:PASS] --realm R]
+               sesame credentials list | add | remove | default | migrate [URL -u USER[:PASS] --realm R]
                sesame trust https://HOST[:PORT]/ [--cacert F] [--json]
                sesame trust evaluate --leaf F [--intermediates F] --anchors F [--host H | --ip A]
                                      [--at RFC3339] [--max-depth N] [--crl F] [--ocsp F] [--json]
@@ -96,20 +96,28 @@ enum Usage {
                                      Digest SHA-512-256 > SHA-256 > MD5 > Basic
           -n, --netrc                answer challenges from ~/.netrc (or $NETRC)
               --netrc-file FILE      answer challenges from FILE
-              --credential-store F   the permanent credential store (default
-                                     $XDG_DATA_HOME/sesame/credentials.json); stored credentials
+              --credential-store S   the permanent credential store: secret-service (the
+                                     desktop keyring), file ($XDG_DATA_HOME/sesame/
+                                     credentials.json) or a file's PATH; by default the keyring
+                                     where one answers, else the file. Stored credentials
                                      answer challenges without -u
               --save-credentials     keep -u in the store once the server accepted it
         Basic credentials go over plain http only when typed with -u for an http URL (a warning is
         printed); stored and .netrc credentials are only ever sent over https.
         A progress bar is drawn on stderr for -o downloads when stderr is a terminal.
 
-        credentials (the permanent store; passwords are never printed):
-          list                       every stored credential: server, realm, scheme, user, default
+        credentials (the permanent stores; passwords are never printed):
+          list                       every stored credential in the keyring and the file:
+                                     server, realm, scheme, user, default, and whether another
+                                     program saved it (network-password schema)
           add URL -u USER[:PASS] [--realm R] [--method basic|digest|any] [--default]
           remove URL -u USER [--realm R] [--method M]
           default URL -u USER [--realm R] [--method M]
-          (each takes --credential-store FILE; without --realm the credential serves every realm)
+          migrate [--to secret-service|file]
+                                     move the file's entries into the keyring (or back); the
+                                     source is cleared only once every copy reads back the same
+          (each takes --credential-store secret-service|file|PATH; without --realm the credential
+          serves every realm)
 
         trust:
           explains a server's chain: each certificate (subject, issuer, validity, SANs, SPKI pin),

@@ -252,6 +252,23 @@ import Testing
         }
     }
 
+    @Test func theDemosPermanentStepKeepsItsCredentialInTheKeyring() async throws {
+        let keyring = try await SecretServicePeer()
+        defer { keyring.shutdown() }
+        let first = try await sesame(["demo", "--step", "permanent"], keyring)
+        #expect(first.status == 0, "\(first.stdout)\n\(first.stderr)")
+        #expect(first.stdout.contains("permanent credential store: Secret Service (session bus)"), "\(first.stdout)")
+        let search = try keyring.secretTool(["search", "--all", "xdg:schema", "org.sesame.Credential", "user", "grace"])
+        #expect(search.output.contains("label = Sesame: grace@localhost"), "\(search.output)")
+        let again = try await sesame(["demo", "--step", "permanent"], keyring)
+        #expect(again.status == 0, "\(again.stdout)")
+        if !first.stdout.contains("is busy") {
+            #expect(again.stdout.contains("from a previous run"), "\(again.stdout)")
+        }
+        let demoFile = keyring.home.appendingPathComponent("data/sesame/demo-credentials.json").path
+        #expect(!FileManager.default.fileExists(atPath: demoFile))
+    }
+
     @Test func withoutASessionBusTheSharedStorageUsesTheFile() async throws {
         let added = try await runSesame(["credentials", "add", "https://api.example/", "-u", "ada:pw"])
         #expect(added.status == 0, "\(added.stderr)")

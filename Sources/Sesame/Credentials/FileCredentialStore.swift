@@ -40,7 +40,8 @@ public struct FileCredentialStore: CredentialStore {
     /// The folder the store, its lock and its temporary files are in.
     var folder: String { (path as NSString).deletingLastPathComponent }
 
-    /// The file the shared storage uses where there is no keyring (see ``defaultPath``).
+    /// The file the shared storage uses where there is no keyring: `$XDG_DATA_HOME/sesame/credentials.json`,
+    /// else `~/.local/share/sesame/credentials.json`.
     public static var standard: FileCredentialStore { FileCredentialStore(path: defaultPath) }
 
     /// The default location: `$XDG_DATA_HOME/sesame/credentials.json`, else

@@ -44,7 +44,10 @@ enum DemoCommand {
         Step(name: "proxy", summary: "an authenticating HTTPS proxy: 407 answered, CONNECT, TLS inside TLS") {
             try await DemoProxySteps.proxy($0)
         },
-        Step(name: "permanent", summary: "a permanent credential stored in a file and reused by a later run") {
+        Step(
+            name: "permanent",
+            summary: "a permanent credential kept in the keyring (or a file) and reused by a later run"
+        ) {
             try await DemoStorageSteps.permanent($0)
         },
         Step(name: "resumption", summary: "a resumed TLS session still goes through the trust decision") {

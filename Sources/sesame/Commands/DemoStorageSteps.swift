@@ -23,12 +23,15 @@ enum DemoStorageSteps {
         }
         defer { server.shutdown() }
         let file = Self.permanentStoreURL()
-        demo.say("permanent credential store: \(file.path)")
+        // As CredentialStorage.shared chooses: the desktop keyring where a Secret Service answers
+        // (GNOME Keyring, KeePassXC), else a private file (the demo's own, never the real one).
+        let storage = CredentialStorage.automatic(fileURL: file)
+        demo.say("permanent credential store: \(try storage.store?.location ?? "memory")")
         let url = try demo.url(port: server.port, path: "/profile")
         guard let space = ProtectionSpace(url: url, realm: gate.realm, authenticationMethod: .httpBasic) else {
             throw DemoFailure("no protection space for \(url)")
         }
-        let stored = try CredentialStorage(fileURL: file).defaultCredential(for: space)
+        let stored = try storage.defaultCredential(for: space)
         if let stored {
             demo.say("found \(stored) from a previous run")
         } else {
@@ -37,26 +40,30 @@ enum DemoStorageSteps {
                 Credential(user: "grace", password: "cobol", persistence: .permanent),
                 demo
             )
-            let session = permanentSession(demo, file: file, delegate: delegate)
+            let session = permanentSession(demo, storage: storage, delegate: delegate)
             let (_, response) = try await session.data(from: url)
             try expect(response.status == 200, "status \(response.status)")
             demo.say(
-                "stored: \(try CredentialStorage(fileURL: file).defaultCredential(for: space)?.description ?? "nothing")"
+                "stored: \(try storage.defaultCredential(for: space)?.description ?? "nothing")"
             )
         }
         // A new session, as a new process would make, with no delegate at all: the stored
         // credential answers the challenge.
-        let fresh = permanentSession(demo, file: file, delegate: nil)
+        let fresh = permanentSession(demo, storage: .automatic(fileURL: file), delegate: nil)
         let (data, response) = try await fresh.data(from: url)
         demo.say("a fresh session without a delegate: \(response.status) \(String(decoding: data, as: UTF8.self))")
         try expect(response.status == 200, "status \(response.status)")
-        demo.say("run `sesame demo --step permanent` again: the credential comes from the file at once")
+        demo.say("run `sesame demo --step permanent` again: the credential comes from the store at once")
     }
 
-    static func permanentSession(_ demo: DemoContext, file: URL, delegate: (any SessionTaskDelegate)?) -> Session {
+    static func permanentSession(
+        _ demo: DemoContext,
+        storage: CredentialStorage,
+        delegate: (any SessionTaskDelegate)?
+    ) -> Session {
         var configuration = SessionConfiguration.default
         configuration.tls = demo.privateAnchorConfiguration
-        configuration.credentialStorage = CredentialStorage(fileURL: file)
+        configuration.credentialStorage = storage
         configuration.eventObserver = { event in
             if case .challenge(let trace) = event, trace.protectionSpace.authenticationMethod != .serverTrust {
                 demo.say("challenge \(trace)")
@@ -66,7 +73,7 @@ enum DemoStorageSteps {
     }
 
     /// `$XDG_DATA_HOME/sesame/demo-credentials.json` (else `~/.local/share/...`): the demo never
-    /// touches the real credential store.
+    /// touches the real credential file. (In a keyring, its item is labelled "Sesame: grace@localhost:47321".)
     static func permanentStoreURL() -> URL {
         let environment = ProcessInfo.processInfo.environment
         let base =

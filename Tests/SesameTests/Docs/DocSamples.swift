@@ -107,6 +107,12 @@ enum DocSamples {
     }
 
     // StoringCredentials.md
+    static func chooseTheKeyring() throws {
+        var configuration = SessionConfiguration.default
+        configuration.credentialStorage = CredentialStorage(store: try SecretServiceCredentialStore())
+        _ = configuration
+    }
+
     static func credentialStorage() throws {
         let space = ProtectionSpace(
             host: "api.example.test",
