@@ -103,9 +103,7 @@ public struct SecretServiceCredentialStore: CredentialStore {
         // Written before anything is cleared, so a failure part-way never loses a password: at
         // worst an old item stays beside the new one, and reading prefers the default.
         try store(space: space, user: entry.user, password: entry.password, isDefault: isDefault)
-        for old in existing where old.user == entry.user && old.isDefault != isDefault {
-            try clear(SecretServiceAttributes.attributes(for: space, user: old.user, isDefault: old.isDefault))
-        }
+        try clear(SecretServiceAttributes.attributes(for: space, user: entry.user, isDefault: !isDefault))
         if entry.isDefault {
             for other in existing where other.user != entry.user && other.isDefault {
                 try store(space: space, user: other.user, password: other.password, isDefault: false)
@@ -125,11 +123,12 @@ public struct SecretServiceCredentialStore: CredentialStore {
     }
 
     public func remove(user: String, from space: ProtectionSpace) throws(SesameError) -> Bool {
-        let matching = try sesameItems(in: space).filter { $0.user == user }
-        for item in matching {
-            try clear(SecretServiceAttributes.attributes(for: space, user: user, isDefault: item.isDefault))
+        let found = try sesameItems(in: space).contains { $0.user == user }
+        // Both flags: an interrupted save may have left the user's item twice.
+        for isDefault in [true, false] {
+            try clear(SecretServiceAttributes.attributes(for: space, user: user, isDefault: isDefault))
         }
-        return !matching.isEmpty
+        return found
     }
 
     /// Items created, deleted or changed in any collection, by any process (the service's
@@ -243,7 +242,14 @@ public struct SecretServiceCredentialStore: CredentialStore {
             let attributes = library.retrievableAttributes(handle)
             var item = Item(attributes: SecretAttributeTable.read(attributes, library: library))
             library.hashTableUnref(attributes)
-            if loadSecrets { item.secret = try secret(of: handle) }
+            if loadSecrets {
+                do {
+                    item.secret = try secret(of: handle)
+                } catch {
+                    for object in locked { library.objectUnref(object) }  // no unlock will follow
+                    throw error
+                }
+            }
             items.append(item)
         }
         return (items, locked)
