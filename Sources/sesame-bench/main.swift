@@ -35,9 +35,12 @@ do {
         case "--evaluations":
             try EvaluationBenchmark.run(repetitions: repetitions)
             exit(0)
+        case "--credential-stores":
+            try await CredentialStoreBenchmark.run(repetitions: repetitions)
+            exit(0)
         case "--help", "-h":
             print(
-                "usage: sesame-bench [--repetitions N] [--output FILE.md] [--only NAME-PART] [--shared-processors] | [--repetitions N] --evaluations"
+                "usage: sesame-bench [--repetitions N] [--output FILE.md] [--only NAME-PART] [--shared-processors] | [--repetitions N] --evaluations | [--repetitions N] --credential-stores"
             )
             exit(0)
         default:

@@ -4,7 +4,7 @@ import Testing
 
 /// Seed 001's point: a credential stored permanently for a protection space is used by a later
 /// process with no delegate at all (Apple keeps it in the keychain; Sesame in its store file).
-@Suite struct PermanentCredentialTests {
+@Suite(.serialized) struct PermanentCredentialTests {
     @Test func aPreSeededPermanentDefaultIsUsedByAnotherProcessWithNoDelegate() async throws {
         let gate = BasicAuthGate(realm: "kept", users: ["ada": "s3cret"])
         let origin = try server { request in gate.check(request) ?? .text("remembered") }
@@ -44,5 +44,56 @@ import Testing
             exit(status == 200 ? 0 : 2)
         }
         #expect(origin.requests.count == 2, "one 401, then the stored credential")
+    }
+
+    /// The same program on a desktop: `URLCredentialStorage.shared` keeps the credential in the
+    /// keyring (GNOME Keyring on a private session bus), as Apple's keeps it in the keychain.
+    @Test func onADesktopThePermanentCredentialIsKeptInTheKeyring() async throws {
+        let keyring = try await SecretServicePeer()
+        defer { keyring.shutdown() }
+        let gate = BasicAuthGate(realm: "kept", users: ["ada": "s3cret"])
+        let origin = try server { request in gate.check(request) ?? .text("remembered") }
+        defer { origin.shutdown() }
+        let port = origin.port
+
+        await #expect(processExitsWith: .success) {
+            [environment = keyring.environment as [String: String], port = port as Int] in
+            for (name, value) in environment { setenv(name, value, 1) }
+            let space = URLProtectionSpace(
+                host: "localhost",
+                port: port,
+                protocol: NSURLProtectionSpaceHTTP,
+                realm: "kept",
+                authenticationMethod: NSURLAuthenticationMethodHTTPBasic
+            )
+            URLCredentialStorage.shared.setDefaultCredential(
+                URLCredential(user: "ada", password: "s3cret", persistence: .permanent),
+                for: space
+            )
+            guard URLCredentialStorage.shared.defaultCredential(for: space)?.user == "ada" else { exit(1) }
+        }
+        let lookup = try keyring.secretTool([
+            "lookup", "xdg:schema", "org.sesame.Credential", "host", "localhost", "port", "\(port)", "user", "ada",
+        ])
+        #expect(lookup.output == "s3cret")
+        let file = keyring.home.appendingPathComponent("data/sesame/credentials.json").path
+        #expect(!FileManager.default.fileExists(atPath: file))
+
+        await #expect(processExitsWith: .success) {
+            [environment = keyring.environment as [String: String], port = port as Int] in
+            for (name, value) in environment { setenv(name, value, 1) }
+            let done = DispatchSemaphore(value: 0)
+            var status = 0
+            URLSession.shared.dataTask(with: URL(string: "http://localhost:\(port)/private")!) {
+                data,
+                response,
+                error in
+                status = (response as? HTTPURLResponse)?.statusCode ?? -1
+                done.signal()
+            }.resume()
+            done.wait()
+            exit(status == 200 ? 0 : 2)
+        }
+        #expect(origin.requests.count == 2, "one 401, then the credential from the keyring")
     }
 }

@@ -26,6 +26,8 @@ struct LibSecret: @unchecked Sendable {
     let collectionLocked: HandleToBool
     let itemType: TypeFunction
     let itemLocked: HandleToBool
+    /// `secret_item_get_secret`: the secret a search with `SECRET_SEARCH_LOAD_SECRETS` loaded.
+    let itemSecret: HandleToHandle
     let secretErrorQuark: QuarkFunction
     let hashTableNewFull: HashTableNewFunction
     let hashTableInsert: HashTableInsertFunction
@@ -91,6 +93,7 @@ struct LibSecret: @unchecked Sendable {
             let collectionLocked = symbol("secret_collection_get_locked", as: HandleToBool.self)
             let itemType = symbol("secret_item_get_type", as: TypeFunction.self)
             let itemLocked = symbol("secret_item_get_locked", as: HandleToBool.self)
+            let itemSecret = symbol("secret_item_get_secret", as: HandleToHandle.self)
             let secretQuark = symbol("secret_error_get_quark", as: QuarkFunction.self)
             let newFull = symbol("g_hash_table_new_full", as: HashTableNewFunction.self)
             let insert = symbol("g_hash_table_insert", as: HashTableInsertFunction.self)
@@ -113,7 +116,7 @@ struct LibSecret: @unchecked Sendable {
             let ioQuark = symbol("g_io_error_quark", as: QuarkFunction.self)
             guard let storev, let searchv, let clearv, let attributes, let label, let retrieve, let text,
                 let valueUnref, let serviceGet, let unlock, let alias, let collectionLocked, let itemType,
-                let itemLocked, let secretQuark, let newFull, let insert, let keys, let lookup, let hashUnref,
+                let itemLocked, let itemSecret, let secretQuark, let newFull, let insert, let keys, let lookup, let hashUnref,
                 let strHash, let strEqual, let append, let listFree, let objectUnref, let objectRef, let isA,
                 let errorFree, let gFree, let cancellableNew, let cancel, let busGet, let dbusQuark, let ioQuark
             else { return nil }
@@ -133,6 +136,7 @@ struct LibSecret: @unchecked Sendable {
                 collectionLocked: collectionLocked,
                 itemType: itemType,
                 itemLocked: itemLocked,
+                itemSecret: itemSecret,
                 secretErrorQuark: secretQuark,
                 hashTableNewFull: newFull,
                 hashTableInsert: insert,

@@ -256,8 +256,17 @@ public struct SecretServiceCredentialStore: CredentialStore {
     }
 
     private func secret(of retrievable: OpaquePointer) throws(SesameError) -> String? {
-        let value = try call("reading a keyring secret") { cancellable, error in
-            library.retrieveSecret(retrievable, cancellable, error)
+        // A D-Bus item already holds the secret the search loaded (one call for all items);
+        // anything else (the file backend's items) is asked.
+        let loaded =
+            library.typeCheckInstanceIsA(retrievable, library.itemType()) != 0 ? library.itemSecret(retrievable) : nil
+        let value: OpaquePointer?
+        if let loaded {
+            value = loaded
+        } else {
+            value = try call("reading a keyring secret") { cancellable, error in
+                library.retrieveSecret(retrievable, cancellable, error)
+            }
         }
         defer { if let value { library.valueUnref(value) } }
         guard let value, let text = library.valueText(value) else { return nil }
