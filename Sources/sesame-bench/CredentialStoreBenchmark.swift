@@ -20,7 +20,13 @@ enum CredentialStoreBenchmark {
         for (name, store) in stores {
             let storage = CredentialStorage(store: store)
             let spaces = (0..<20).map {
-                ProtectionSpace(host: "h\($0).example", port: 443, protocol: "https", realm: "R", authenticationMethod: .httpBasic)
+                ProtectionSpace(
+                    host: "h\($0).example",
+                    port: 443,
+                    protocol: "https",
+                    realm: "R",
+                    authenticationMethod: .httpBasic
+                )
             }
             for (index, space) in spaces.enumerated() {
                 try storage.setDefaultCredential(

@@ -116,7 +116,8 @@ struct LibSecret: @unchecked Sendable {
             let ioQuark = symbol("g_io_error_quark", as: QuarkFunction.self)
             guard let storev, let searchv, let clearv, let attributes, let label, let retrieve, let text,
                 let valueUnref, let serviceGet, let unlock, let alias, let collectionLocked, let itemType,
-                let itemLocked, let itemSecret, let secretQuark, let newFull, let insert, let keys, let lookup, let hashUnref,
+                let itemLocked, let itemSecret, let secretQuark, let newFull, let insert, let keys, let lookup,
+                let hashUnref,
                 let strHash, let strEqual, let append, let listFree, let objectUnref, let objectRef, let isA,
                 let errorFree, let gFree, let cancellableNew, let cancel, let busGet, let dbusQuark, let ioQuark
             else { return nil }
