@@ -14,7 +14,9 @@ extension Session {
         let progress = bodyProgress(for: request, task: task)
         while true {
             attempt += 1
-            let lease = try await pool.acquire(origin, for: task, deadline: deadline)
+            let lease = try await pool.acquire(origin, deadline: deadline) { [self] origin, deadline in
+                try await openConnection(origin, for: task, deadline: deadline)
+            }
             if let observer = configuration.eventObserver {
                 let connection = lease.connection
                 observer(
@@ -66,5 +68,31 @@ extension Session {
                 )
             }
         }
+    }
+}
+
+extension HTTP1Exchange.Settings {
+    /// What an exchange takes from `configuration`: headers to add, the request timeout, the
+    /// decoding limit, and the heads reported to the event observer.
+    init(_ configuration: SessionConfiguration) {
+        var added = Array(configuration.defaultHeaders)
+        if configuration.decodesContent {
+            added.append(HTTPHeaders.Field(name: "Accept-Encoding", value: "gzip, deflate"))
+        }
+        var onWireEvent: (@Sendable (HTTP1Exchange.WireEvent) -> Void)?
+        if let observer = configuration.eventObserver {
+            onWireEvent = { @Sendable event in
+                switch event {
+                case .requestHeadSent(let head): observer(.requestHeadSent(head))
+                case .responseHeadReceived(let head): observer(.responseHeadReceived(head))
+                }
+            }
+        }
+        self.init(
+            addedHeaders: added,
+            requestTimeout: configuration.requestTimeout,
+            decodedBodyLimit: configuration.decodesContent ? configuration.maximumDecodedBodySize : nil,
+            onWireEvent: onWireEvent
+        )
     }
 }

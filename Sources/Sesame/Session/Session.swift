@@ -79,12 +79,7 @@ public final class Session: Sendable {
             limit: configuration.maximumConnectionsPerHost,
             idleTimeout: configuration.idleTimeout,
             loop: eventLoop
-        ) { origin, task, deadline in
-            guard let session = reference.session else {
-                throw SesameError(.cancelled, "the session was released before connecting to \(origin)")
-            }
-            return try await session.openConnection(origin, for: task, deadline: deadline)
-        }
+        )
         reference.set(self)
     }
 

@@ -162,8 +162,8 @@ public final class Connection: @unchecked Sendable {
     ///   - connectTimeout: time allowed for connecting as a whole: resolving the name, the TCP
     ///     connection (all resolved addresses together) and the TLS handshake with its decisions.
     ///   - inlineWaitLimit: how long a task's thread may wait for a read's bytes itself, instead of
-    ///     suspending until the loop delivers them (see ``SessionConfiguration/inlineWaitLimit``);
-    ///     `.zero`: never.
+    ///     suspending until the loop delivers them (a session passes its configuration's
+    ///     `inlineWaitLimit`); `.zero`: never.
     ///   - loop: the event loop that will own the connection.
     /// - Throws: ``SesameError`` with code ``SesameError/Code/serverTrustRejected``,
     ///   ``SesameError/Code/clientCertificateRequired``, ``SesameError/Code/connectTimeout``, ...;

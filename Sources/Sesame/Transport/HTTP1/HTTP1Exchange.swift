@@ -73,7 +73,7 @@ enum HTTP1Exchange {
             target: requestTarget(of: request.url, route: lease.origin.route, originForm: target),
             headers: headers
         )
-        settings.eventObserver?(.requestHeadSent(String(decoding: head.dropLast(4), as: UTF8.self)))
+        settings.onWireEvent?(.requestHeadSent(String(decoding: head.dropLast(4), as: UTF8.self)))
         let timeout = request.timeout ?? settings.requestTimeout
         let reader = ResponseBodyReader(
             lease: lease,

@@ -9,7 +9,7 @@ final class ResponseBodyReader {
     private let isHeadRequest: Bool
     /// The decoded-body limit, nil when bodies are not decoded.
     private let decodedBodyLimit: Int?
-    private let eventObserver: (@Sendable (SessionEvent) -> Void)?
+    private let onWireEvent: (@Sendable (HTTP1Exchange.WireEvent) -> Void)?
     private let timeout: Duration
     private let deadline: ContinuousClock.Instant
     private let requestAsksToClose: Bool
@@ -37,7 +37,7 @@ final class ResponseBodyReader {
         url = request.url
         isHeadRequest = request.method.caseInsensitiveEquals("HEAD")
         decodedBodyLimit = settings.decodedBodyLimit
-        eventObserver = settings.eventObserver
+        onWireEvent = settings.onWireEvent
         self.timeout = timeout
         self.requestAsksToClose = requestAsksToClose
         self.parser = HTTP1ResponseParser(requestMethod: request.method)
@@ -223,9 +223,9 @@ final class ResponseBodyReader {
         self.response = response
     }
 
-    /// Tells the event observer, if any, that a head (1xx or final) arrived.
+    /// Tells the wire-event observer, if any, that a head (1xx or final) arrived.
     private func report(_ head: HTTP1ResponseHead) {
-        guard let observer = eventObserver else { return }
+        guard let observer = onWireEvent else { return }
         let lines =
             ["HTTP/1.\(head.minorVersion) \(head.status)\(head.reason.isEmpty ? "" : " " + head.reason)"]
             + head.headers.map { "\($0.name): \($0.value)" }

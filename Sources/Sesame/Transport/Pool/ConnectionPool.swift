@@ -25,31 +25,27 @@ final class ConnectionPool: Sendable {
 
     private let machine: LockedValue<PoolStateMachine<Connection>>
     private let waiters = LockedValue(Waiters())
-    private let open: @Sendable (Origin, SessionTask?, ContinuousClock.Instant?) async throws -> Connection
     private let loop: EventLoop
     private let idleTimeout: Duration
 
-    /// - Parameter open: makes a new connection to an origin (TCP, TLS for https, through its
-    ///   route's proxy) for a task (whose delegate a proxy's challenge goes to), by the task's
-    ///   deadline if it has one.
-    init(
-        limit: Int,
-        idleTimeout: Duration,
-        loop: EventLoop,
-        open: @escaping @Sendable (Origin, SessionTask?, ContinuousClock.Instant?) async throws -> Connection
-    ) {
+    init(limit: Int, idleTimeout: Duration, loop: EventLoop) {
         machine = LockedValue(PoolStateMachine(limit: limit, idleTimeout: idleTimeout))
         self.idleTimeout = idleTimeout
         self.loop = loop
-        self.open = open
     }
 
-    /// A connection to `origin`: an idle one, a new one, or the next one freed, by `deadline`
-    /// (waiting for a freed one included; past it the wait ends with ``SesameError/Code/timeout``).
+    /// Makes a new connection to an origin (TCP, TLS for https, through its route's proxy) by a
+    /// deadline, for whoever acquires it: the layer above decides whom a proxy's challenge or a
+    /// handshake's decision goes to, and the pool knows nothing of them.
+    typealias Opener = @Sendable (Origin, ContinuousClock.Instant?) async throws -> Connection
+
+    /// A connection to `origin`: an idle one, a new one made with `open`, or the next one freed,
+    /// by `deadline` (waiting for a freed one included; past it the wait ends with
+    /// ``SesameError/Code/timeout``).
     func acquire(
         _ origin: Origin,
-        for task: SessionTask? = nil,
-        deadline: ContinuousClock.Instant? = nil
+        deadline: ContinuousClock.Instant? = nil,
+        open: Opener
     ) async throws -> Lease {
         let id = waiters.withLock { waiters -> Int in
             waiters.nextID += 1
@@ -65,7 +61,7 @@ final class ConnectionPool: Sendable {
         case .reuse(let connection):
             return Lease(connection: connection, origin: origin, isReused: true)
         case .connect:
-            return try await openConnection(origin, task, deadline)
+            return try await openConnection(origin, deadline, open)
         case .wait:
             // The wait ends at the deadline as if cancelled, unless a connection came first.
             let timer = deadline.map { deadline in
@@ -94,7 +90,7 @@ final class ConnectionPool: Sendable {
             }
             switch outcome {
             case .reuse(let connection): return Lease(connection: connection, origin: origin, isReused: true)
-            case .connect: return try await openConnection(origin, task, deadline)
+            case .connect: return try await openConnection(origin, deadline, open)
             }
         }
     }
@@ -130,11 +126,11 @@ final class ConnectionPool: Sendable {
 
     private func openConnection(
         _ origin: Origin,
-        _ task: SessionTask?,
-        _ deadline: ContinuousClock.Instant?
+        _ deadline: ContinuousClock.Instant?,
+        _ open: Opener
     ) async throws -> Lease {
         do {
-            let connection = try await open(origin, task, deadline)
+            let connection = try await open(origin, deadline)
             machine.withLock { $0.opened(origin) }
             return Lease(connection: connection, origin: origin, isReused: false)
         } catch {

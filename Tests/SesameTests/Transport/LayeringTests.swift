@@ -1,0 +1,44 @@
+import Foundation
+import Testing
+
+/// DESIGN section 1: no layer imports one above it. The transport names no type of the session
+/// or challenge layers; what an exchange needs comes down as transport values.
+@Suite struct LayeringTests {
+    static let sources = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Sources/Sesame")
+
+    static func swiftFiles(in folder: String) throws -> [URL] {
+        let root = sources.appendingPathComponent(folder)
+        let enumerator = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)
+        return (enumerator?.allObjects as? [URL] ?? []).filter { $0.pathExtension == "swift" }
+    }
+
+    /// The names of the top-level types a folder declares (nested ones, such as a `Settings`
+    /// inside a type, are named through their outer type).
+    static func declaredTypes(in folder: String) throws -> Set<String> {
+        let declaration = try Regex(
+            #"(?m)^(?:public |package |private |fileprivate |final |indirect )*(?:class|struct|enum|protocol|actor) ([A-Z][A-Za-z0-9]*)"#
+        )
+        var names = Set<String>()
+        for file in try swiftFiles(in: folder) {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            for match in text.matches(of: declaration) {
+                if let name = match.output[1].substring { names.insert(String(name)) }
+            }
+        }
+        return names
+    }
+
+    @Test func theTransportNamesNoSessionOrChallengeType() throws {
+        let above = try Self.declaredTypes(in: "Session").union(Self.declaredTypes(in: "Challenge"))
+        #expect(above.contains("SessionTask") && above.contains("SessionConfiguration"), "the scan found the types")
+        var found: [String] = []
+        for file in try Self.swiftFiles(in: "Transport") {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            let words = Set(text.split { !($0.isLetter || $0.isNumber || $0 == "_") }.map(String.init))
+            for name in above.intersection(words) { found.append("\(file.lastPathComponent): \(name)") }
+        }
+        #expect(found.isEmpty, "\(found.sorted())")
+    }
+}
