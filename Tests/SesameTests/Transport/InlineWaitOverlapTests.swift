@@ -25,7 +25,7 @@ extension InlineWaitTests {
         await waiting.close()
         _ = await reader.result
         // Alone again: the next reads still go through the loop, until enough came one at a time.
-        for _ in 1..<EventLoop.aloneReadsForInlineWaits {
+        for _ in 1..<InlineWaitPolicy.aloneReadsRequired {
             try await settle(loop)
             let wakeUpsBefore = loop.wakeUpCount
             #expect(try await connection.writeThenRead(request) == Array("x".utf8))

@@ -41,4 +41,15 @@ import Testing
         }
         #expect(found.isEmpty, "\(found.sorted())")
     }
+
+    /// The event loop runs descriptors, timers and posted work; what waits on reads, and when a
+    /// caller may wait itself, belongs to the connections (`InlineWaitPolicy`).
+    @Test func theEventLoopKnowsNothingOfReadsOrConnections() throws {
+        let loop = Self.sources.appendingPathComponent("Transport/Reactor/EventLoop.swift")
+        let words = Set(
+            try String(contentsOf: loop, encoding: .utf8).split { !($0.isLetter || $0.isNumber) }.map(String.init)
+        )
+        let known = ["ReadContinuation", "InlineWaitPolicy", "Connection", "readBegan", "readEnded", "resumeRead"]
+        #expect(words.intersection(known).isEmpty, "\(words.intersection(known).sorted())")
+    }
 }

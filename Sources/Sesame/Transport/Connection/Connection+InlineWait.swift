@@ -10,10 +10,9 @@ import Foundation
 // loop stops watching the socket meanwhile), then reads it and continues at once: one wake-up, as
 // a blocking client has. This blocks a concurrency thread, so it happens only while it is cheap:
 // - the peer's previous answer on this connection came within the limit (3 ms by default);
-// - no other read waits on this loop, and none did when each of the last 8 reads started (the
-//   loop's other connections are not kept waiting, and concurrent tasks do not hold threads the
-//   others need to send their requests: on one processor, 64 tasks ran 2.4 times slower when
-//   each read that happened to start alone was waited for this way);
+// - no other read waits on this loop, and none did when each of the last 8 reads started
+//   (`InlineWaitPolicy`, which writes its invariants down: the loop's other connections are not
+//   kept waiting, and concurrent tasks do not hold threads the others need);
 // - and never on the loop's own thread.
 // While a caller's thread reads a connection this way, the loop watches its socket only for the
 // peer closing it, also between reads and while the connection is idle in the pool: a body's next
@@ -58,7 +57,7 @@ extension Connection {
     /// waiting for it here is worthwhile (see above), stops watching the socket and returns it.
     /// Nil: the loop serves the read.
     private func beginInlineWait() -> Socket? {
-        guard inlineWaitLimit > .zero, answersQuickly, pendingRead != nil, loop.readsComeOneAtATime,
+        guard inlineWaitLimit > .zero, answersQuickly, pendingRead != nil, inlineWaits.allowsInlineWait,
             phase == .established, !socketEOF, let socket, !loop.isLoopThread
         else { return nil }
         guard inlineWaitBackoff.skipsLeft == 0 else {

@@ -78,7 +78,7 @@ extension Connection {
         flushOutbound()  // reading can produce output (alerts, key updates)
         if count > 0 {
             clearPendingRead()
-            loop.resumeRead(continuation, with: buffer)
+            resume(continuation, with: buffer)
             return
         }
         let code = SSL_get_error(ssl, count)
@@ -131,7 +131,7 @@ extension Connection {
             let bytes = Array(inbound[inboundOffset..<end])
             inboundOffset = end
             clearPendingRead()
-            loop.resumeRead(continuation, with: bytes)
+            resume(continuation, with: bytes)
         } else if socketEOF {
             if let socketError {
                 fail(socketError)
@@ -154,5 +154,15 @@ extension Connection {
         clearPendingRead()
         if !closeNotify { closedWithoutNotifyBox.store(true, ordering: .relaxed) }
         continuation.resume(returning: [])
+    }
+
+    /// Resumes a read's caller with `bytes`: at the end of the loop's batch of events when it
+    /// is delivering several (their tasks then reach the concurrency threads together), else now.
+    private func resume(_ continuation: ReadContinuation, with bytes: [UInt8]) {
+        if loop.isDeliveringBatch {
+            loop.deferToBatchEnd { continuation.resume(returning: bytes) }
+        } else {
+            continuation.resume(returning: bytes)
+        }
     }
 }

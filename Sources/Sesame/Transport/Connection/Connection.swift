@@ -23,6 +23,8 @@ public final class Connection: @unchecked Sendable {
     // loop's ownership (each entry point goes through `execute` or `runOnLoop`, and the callbacks
     // run inside SSL calls made there); `infoBox` is locked; the rest is immutable.
     let loop: EventLoop
+    /// The loop's inline-wait bookkeeping, shared by its connections.
+    let inlineWaits: InlineWaitPolicy
     /// The host the connection was made for.
     public let host: String
     /// The port.
@@ -96,8 +98,8 @@ public final class Connection: @unchecked Sendable {
     var connectContinuation: CheckedContinuation<Void, any Error>?
     var pendingRead: (maxLength: Int, continuation: ReadContinuation)? {
         didSet {
-            if oldValue == nil, pendingRead != nil { loop.readBegan() }
-            if oldValue != nil, pendingRead == nil { loop.readEnded() }
+            if oldValue == nil, pendingRead != nil { inlineWaits.readBegan() }
+            if oldValue != nil, pendingRead == nil { inlineWaits.readEnded() }
         }
     }
     var pendingWrites: [CheckedContinuation<Void, any Error>] = []
@@ -140,6 +142,7 @@ public final class Connection: @unchecked Sendable {
         self.hooks = hooks
         self.context = context
         self.loop = loop
+        self.inlineWaits = loop.local(InlineWaitPolicy.self) { InlineWaitPolicy() }
         self.sessionKey = "\(host.lowercased()):\(port)"
         self.tlsHost = host
         self.tlsPort = port

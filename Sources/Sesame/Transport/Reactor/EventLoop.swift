@@ -35,6 +35,8 @@ public final class EventLoop: @unchecked Sendable {
     /// Scratch space for decrypted bytes (one read's worth at most); loop-confined.
     let decryptBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
     private let confined = Confined()
+    /// Per-loop state of the layers above (`local(_:make:)`), by type.
+    private let locals = LockedValue<[ObjectIdentifier: AnyObject]>([:])
     private let name: String
 
     private enum LoopState { case running, stopping, stopped }
@@ -58,14 +60,9 @@ public final class EventLoop: @unchecked Sendable {
         var plannedWake: ContinuousClock.Instant?
         /// A caller holding the loop scheduled a timer earlier than `plannedWake`.
         var wakeNeeded = false
-        /// Reads waiting for bytes on this loop's connections.
-        var waitingReads = 0
-        /// Reads in a row (up to `aloneReadsForInlineWaits`) that started while no other read
-        /// waited on this loop. A new loop counts as having seen no overlap.
-        var aloneReads = EventLoop.aloneReadsForInlineWaits
-        /// While the loop delivers a batch of events: reads answered, resumed once the batch's
-        /// events are handled (see `resumeRead`).
-        var answeredReads: [(ReadContinuation, [UInt8])]?
+        /// While the loop delivers a batch of events: work deferred to the batch's end (see
+        /// `deferToBatchEnd`).
+        var deferred: [() -> Void]?
     }
 
     private struct Registration {
@@ -121,7 +118,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// How many times the loop has woken from `epoll_wait` (for tests showing an idle loop stays idle).
     var wakeUpCount: Int { wakeUps.load(ordering: .relaxed) }
-    /// How many reads were resumed together with others after a batch of events (for tests).
+    /// How many pieces of work ran together with others after a batch of events (for tests).
     var batchedResumeCount: Int { batchedResumes.load(ordering: .relaxed) }
 
     /// True when called on the loop: on its thread between waits, or inside `runOnLoop(_:)`.
@@ -242,45 +239,31 @@ public final class EventLoop: @unchecked Sendable {
         _ = CSesameShims_epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, 0, 0)
     }
 
-    /// Resumes a read's caller with `bytes`. While the loop delivers several events at once, the
-    /// callers are resumed together once all of them are handled: their tasks then reach the
-    /// concurrency threads in one burst, which wakes a thread once for many of them (resumed one
-    /// by one between the loop's reads, each woke a thread that had just gone to sleep).
-    func resumeRead(_ continuation: ReadContinuation, with bytes: [UInt8]) {
+    /// True while the loop delivers a batch of several events (`deferToBatchEnd` applies).
+    var isDeliveringBatch: Bool {
         assert(inEventLoop)
-        if confined.answeredReads != nil {
-            confined.answeredReads?.append((continuation, bytes))
-        } else {
-            continuation.resume(returning: bytes)
+        return confined.deferred != nil
+    }
+
+    /// Runs `work` once the batch of events being delivered is handled (only while
+    /// ``isDeliveringBatch``). Continuations resumed this way reach the concurrency threads in one
+    /// burst, which wakes a thread once for many of them (resumed one by one between the loop's
+    /// reads, each woke a thread that had just gone to sleep).
+    func deferToBatchEnd(_ work: @escaping () -> Void) {
+        assert(inEventLoop && confined.deferred != nil)
+        confined.deferred?.append(work)
+    }
+
+    /// The loop's instance of `type`, made by `make` on first use: per-loop state that belongs
+    /// to the layers above (the loop keeps it, knowing nothing of it).
+    func local<Value: AnyObject & Sendable>(_ type: Value.Type, make: () -> Value) -> Value {
+        locals.withLock { locals in
+            if let value = locals[ObjectIdentifier(type)] as? Value { return value }
+            let value = make()
+            locals[ObjectIdentifier(type)] = value
+            return value
         }
     }
-
-    /// A read started waiting for bytes on one of the loop's connections (`Connection.pendingRead`).
-    func readBegan() {
-        assert(inEventLoop)
-        confined.waitingReads += 1
-        confined.aloneReads =
-            confined.waitingReads > 1 ? 0 : min(confined.aloneReads + 1, Self.aloneReadsForInlineWaits)
-    }
-
-    /// A read that waited on one of the loop's connections was answered or abandoned.
-    func readEnded() {
-        assert(inEventLoop)
-        confined.waitingReads -= 1
-    }
-
-    /// Whether the read just started is the only one waiting, and the reads before it came one at
-    /// a time too: a caller's thread may then wait for its answer (`Connection+InlineWait.swift`).
-    /// Concurrent tasks start reads while others wait, often enough that this stays false: one
-    /// waiting in ppoll(2) would hold a concurrency thread the others need, and on a busy or
-    /// single processor keep them from sending their requests at all.
-    var readsComeOneAtATime: Bool {
-        assert(inEventLoop)
-        return confined.waitingReads == 1 && confined.aloneReads >= Self.aloneReadsForInlineWaits
-    }
-
-    /// Reads in a row that must start alone before callers' threads wait for answers.
-    static let aloneReadsForInlineWaits = 8
 
     /// Runs `work` on the loop after `delay`, unless cancelled first.
     func scheduleTimer(after delay: Duration, _ work: @escaping () -> Void) -> TimerHandle {
@@ -352,7 +335,7 @@ public final class EventLoop: @unchecked Sendable {
     /// Delivers ready events, then due timers, then posted work. Returns true when the loop is
     /// stopping (the work taken was the last to run).
     private func runBatch(events: [UInt32], datas: [UInt64], count: Int) -> Bool {
-        if count > 1 { confined.answeredReads = [] }
+        if count > 1 { confined.deferred = [] }
         for index in 0..<count {
             let data = datas[index]
             if data == UInt64(UInt32.max) {
@@ -367,10 +350,10 @@ public final class EventLoop: @unchecked Sendable {
             guard let registration = confined.handlers[fd], registration.generation == generation else { continue }
             registration.handler(events[index])
         }
-        if let answered = confined.answeredReads {
-            confined.answeredReads = nil
-            if answered.count > 1 { batchedResumes.add(answered.count, ordering: .relaxed) }
-            for (continuation, bytes) in answered { continuation.resume(returning: bytes) }
+        if let deferred = confined.deferred {
+            confined.deferred = nil
+            if deferred.count > 1 { batchedResumes.add(deferred.count, ordering: .relaxed) }
+            for work in deferred { work() }
         }
         // Taken off the heap first, then run: a timer's work may schedule or cancel timers.
         for work in confined.timers.takeDue(now: ContinuousClock.now) { work() }
