@@ -41,6 +41,9 @@ enum Worker {
                 configuration.clientIdentities = ["*": try Identity.load(certificateFile: certificate, keyFile: key)]
             }
             if let proxy = environment["SESAME_BENCH_PROXY"] { configuration.proxy = ProxyConfiguration(proxy: proxy) }
+            if let limit = environment["SESAME_BENCH_INLINE_WAIT_MS"].flatMap(Int.init), limit >= 0 {
+                configuration.inlineWaitLimit = .milliseconds(limit)
+            }
             var delegate: (any SessionTaskDelegate)? = nil
             // SESAME_BENCH_AUTH=basic:USER:PASSWORD or digest:USER:PASSWORD, as for the libcurl driver.
             if let auth = ProcessInfo.processInfo.environment["SESAME_BENCH_AUTH"] {
