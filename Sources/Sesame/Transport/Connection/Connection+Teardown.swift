@@ -88,15 +88,7 @@ extension Connection {
             }
         }
         socket = nil
-        if let ssl {
-            SSL_set_ex_data(ssl, TLSCallbacks.connectionIndex, nil)
-            SSL_free(ssl)
-        }
-        ssl = nil
-        readBIO = nil
-        if let inboundBIO { BIO_free(inboundBIO) }  // after the SSL, which freed the pair's other end
-        inboundBIO = nil
-        writeBIO = nil
+        tls = nil  // the SSL and its BIOs are freed here
         outbound = []
         outboundOffset = 0
     }

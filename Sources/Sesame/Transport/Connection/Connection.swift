@@ -43,13 +43,15 @@ public final class Connection: @unchecked Sendable {
 
     var phase: Phase = .idle
     var machine = TLSHandshakeStateMachine()
-    var ssl: OpaquePointer?
+    /// The SSL and its BIOs while the connection has them (freed once, when released).
+    var tls: TLSObjects?
+    var ssl: OpaquePointer? { tls?.ssl }
     /// Where OpenSSL reads ciphertext: one end of a BIO pair, whose other end (`inboundBIO`) the
     /// socket is read into without a copy (see `readFromSocket`).
-    var readBIO: OpaquePointer?
-    /// The end of the pair that takes the ciphertext read from the socket (owned here, not by the SSL).
-    var inboundBIO: OpaquePointer?
-    var writeBIO: OpaquePointer?
+    var readBIO: OpaquePointer? { tls?.readBIO }
+    /// The end of the pair that takes the ciphertext read from the socket.
+    var inboundBIO: OpaquePointer? { tls?.inboundBIO }
+    var writeBIO: OpaquePointer? { tls?.writeBIO }
     var socket: Socket?
     var connector: TCPConnector?
     var remoteAddress: SocketAddress?
@@ -146,11 +148,6 @@ public final class Connection: @unchecked Sendable {
         self.sessionKey = "\(host.lowercased()):\(port)"
         self.tlsHost = host
         self.tlsPort = port
-    }
-
-    deinit {
-        if let ssl { SSL_free(ssl) }
-        if let inboundBIO { BIO_free(inboundBIO) }  // the pair's other end went with the SSL
     }
 
     // MARK: - Public API
@@ -359,26 +356,9 @@ public final class Connection: @unchecked Sendable {
     }
 
     func setUpSSL(_ context: TLSContext) throws {
-        OpenSSLErrorStack.clear()
-        var readBIO: OpaquePointer?
-        var inboundBIO: OpaquePointer?
-        guard let ssl = SSL_new(context.pointer) else {
-            throw SesameError(.tlsHandshakeFailed, "cannot create the TLS session (\(OpenSSLErrorStack.drain()))")
-        }
-        self.ssl = ssl  // freed by `tearDown` from here on
-        // The pair's side OpenSSL reads from has no use for a buffer of its own (nothing is
-        // written to it): the smallest one.
-        guard BIO_new_bio_pair(&readBIO, 1, &inboundBIO, Connection.inboundCapacity) == 1, let readBIO, let inboundBIO,
-            let writeBIO = BIO_new(BIO_s_mem())
-        else {
-            BIO_free(readBIO)
-            BIO_free(inboundBIO)
-            throw SesameError(.tlsHandshakeFailed, "cannot create the TLS session (\(OpenSSLErrorStack.drain()))")
-        }
-        SSL_set_bio(ssl, readBIO, writeBIO)  // the SSL owns these two BIOs from here on
-        self.readBIO = readBIO
-        self.inboundBIO = inboundBIO
-        self.writeBIO = writeBIO
+        let tls = try TLSObjects(context: context, inboundCapacity: Connection.inboundCapacity)
+        self.tls = tls  // released by `tearDown` (or with the connection)
+        let ssl = tls.ssl
         SSL_set_ex_data(ssl, TLSCallbacks.connectionIndex, Unmanaged.passUnretained(self).toOpaque())
         SSL_set_connect_state(ssl)
         if let serverName = IPAddressText.dnsName(tlsHost) {  // SNI carries names only, never IP literals
