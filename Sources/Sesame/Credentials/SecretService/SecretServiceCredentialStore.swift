@@ -76,9 +76,12 @@ public struct SecretServiceCredentialStore: CredentialStore {
                 )
             }
         }
+        // The spellings of one challenge's space share a server: one search serves them all.
+        var networkItems: [[String: String]: [Item]] = [:]
         for space in spaces {
             guard let query = SecretServiceAttributes.networkQuery(for: space) else { continue }
-            for item in try search(query, schema: .network) {
+            if networkItems[query] == nil { networkItems[query] = try search(query, schema: .network) }
+            for item in networkItems[query] ?? [] {
                 guard let user = SecretServiceAttributes.networkUser(item.attributes, answering: space),
                     let password = item.secret
                 else { continue }
