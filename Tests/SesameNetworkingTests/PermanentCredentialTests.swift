@@ -15,33 +15,12 @@ import Testing
         // This process stores it, as an app's settings screen would.
         await #expect(processExitsWith: .success) { [home = home as String, port = port as Int] in
             setenv("XDG_DATA_HOME", home, 1)
-            let space = URLProtectionSpace(
-                host: "localhost",
-                port: port,
-                protocol: NSURLProtectionSpaceHTTP,
-                realm: "kept",
-                authenticationMethod: NSURLAuthenticationMethodHTTPBasic
-            )
-            URLCredentialStorage.shared.setDefaultCredential(
-                URLCredential(user: "ada", password: "s3cret", persistence: .permanent),
-                for: space
-            )
-            guard URLCredentialStorage.shared.defaultCredential(for: space)?.user == "ada" else { exit(1) }
+            storePermanentDefault(port: port)
         }
         // Another process finds it: no delegate, no credential in the code.
         await #expect(processExitsWith: .success) { [home = home as String, port = port as Int] in
             setenv("XDG_DATA_HOME", home, 1)
-            let done = DispatchSemaphore(value: 0)
-            var status = 0
-            URLSession.shared.dataTask(with: URL(string: "http://localhost:\(port)/private")!) {
-                data,
-                response,
-                error in
-                status = (response as? HTTPURLResponse)?.statusCode ?? -1
-                done.signal()
-            }.resume()
-            done.wait()
-            exit(status == 200 ? 0 : 2)
+            exit(fetchWithNoDelegate(port: port) == 200 ? 0 : 2)
         }
         #expect(origin.requests.count == 2, "one 401, then the stored credential")
     }
@@ -59,18 +38,7 @@ import Testing
         await #expect(processExitsWith: .success) {
             [environment = keyring.environment as [String: String], port = port as Int] in
             for (name, value) in environment { setenv(name, value, 1) }
-            let space = URLProtectionSpace(
-                host: "localhost",
-                port: port,
-                protocol: NSURLProtectionSpaceHTTP,
-                realm: "kept",
-                authenticationMethod: NSURLAuthenticationMethodHTTPBasic
-            )
-            URLCredentialStorage.shared.setDefaultCredential(
-                URLCredential(user: "ada", password: "s3cret", persistence: .permanent),
-                for: space
-            )
-            guard URLCredentialStorage.shared.defaultCredential(for: space)?.user == "ada" else { exit(1) }
+            storePermanentDefault(port: port)
         }
         let lookup = try keyring.secretTool([
             "lookup", "xdg:schema", "org.sesame.Credential", "host", "localhost", "port", "\(port)", "user", "ada",
@@ -82,18 +50,40 @@ import Testing
         await #expect(processExitsWith: .success) {
             [environment = keyring.environment as [String: String], port = port as Int] in
             for (name, value) in environment { setenv(name, value, 1) }
-            let done = DispatchSemaphore(value: 0)
-            var status = 0
-            URLSession.shared.dataTask(with: URL(string: "http://localhost:\(port)/private")!) {
-                data,
-                response,
-                error in
-                status = (response as? HTTPURLResponse)?.statusCode ?? -1
-                done.signal()
-            }.resume()
-            done.wait()
-            exit(status == 200 ? 0 : 2)
+            exit(fetchWithNoDelegate(port: port) == 200 ? 0 : 2)
         }
         #expect(origin.requests.count == 2, "one 401, then the credential from the keyring")
     }
+}
+
+/// The app's settings screen: stores ada's password permanently as the space's default (exits 1
+/// when it does not read back).
+func storePermanentDefault(port: Int) {
+    let space = URLProtectionSpace(
+        host: "localhost",
+        port: port,
+        protocol: NSURLProtectionSpaceHTTP,
+        realm: "kept",
+        authenticationMethod: NSURLAuthenticationMethodHTTPBasic
+    )
+    URLCredentialStorage.shared.setDefaultCredential(
+        URLCredential(user: "ada", password: "s3cret", persistence: .permanent),
+        for: space
+    )
+    guard URLCredentialStorage.shared.defaultCredential(for: space)?.user == "ada" else { exit(1) }
+}
+
+/// A later run with no delegate and no credential in the code: the status of a protected GET.
+func fetchWithNoDelegate(port: Int) -> Int {
+    let done = DispatchSemaphore(value: 0)
+    var status = 0
+    URLSession.shared.dataTask(with: URL(string: "http://localhost:\(port)/private")!) {
+        data,
+        response,
+        error in
+        status = (response as? HTTPURLResponse)?.statusCode ?? -1
+        done.signal()
+    }.resume()
+    done.wait()
+    return status
 }
