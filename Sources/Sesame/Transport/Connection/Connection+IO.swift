@@ -40,22 +40,20 @@ extension Connection {
 
     func readFromSocket() {
         guard let socket, !socketEOF else { return }
-        if let inboundBIO {
-            // TLS: straight into the BIO pair's free space (no copy; when it is full, the bytes
-            // wait in the kernel until OpenSSL has read some). The space is contiguous up to the
-            // end of the pair's ring, so a read that fills it is followed by one into the space
-            // after the wrap.
+        if let tls {
+            // TLS: straight into the engine's free inbound space (no copy; when it is full, the
+            // bytes wait in the kernel until OpenSSL has read some). The space is contiguous up
+            // to the end of the engine's ring, so a read that fills it is followed by one into the
+            // space after the wrap.
             for _ in 0..<2 {
-                var space: UnsafeMutablePointer<CChar>?
-                let free = Int(BIO_nwrite0(inboundBIO, &space))
-                guard free > 0, let space else { return }
-                let result = socket.read(into: UnsafeMutableRawBufferPointer(start: space, count: free))
+                guard let space = tls.inboundSpace() else { return }
+                let result = socket.read(into: space)
                 guard case .done(let count) = result else {
                     ingestSocketResult(result)
                     return
                 }
-                _ = BIO_nwrite(inboundBIO, nil, Int32(count))
-                if count < free { return }
+                tls.commitInbound(count)
+                if count < space.count { return }
             }
             return
         }
@@ -67,7 +65,7 @@ extension Connection {
     /// is full (a caller's read takes it from there), so that an idle connection is closed and
     /// no longer watched.
     private func readUpToPeerEnd() {
-        func buffered() -> Int { inboundBIO != nil ? Int(BIO_ctrl_pending(readBIO)) : inbound.count - inboundOffset }
+        func buffered() -> Int { tls?.bufferedCiphertext ?? (inbound.count - inboundOffset) }
         while !socketEOF, phase != .closed {
             let before = buffered()
             readFromSocket()
@@ -76,7 +74,7 @@ extension Connection {
     }
 
     /// Notes what a socket read gave: bytes (only a plain connection's reach here, in the loop's
-    /// buffer; TLS bytes are already in the BIO pair), the end of the stream or a failure.
+    /// buffer; TLS bytes are already in the engine), the end of the stream or a failure.
     private func ingestSocketResult(_ result: Socket.IOResult) {
         switch result {
         case .done(let count):
@@ -104,14 +102,14 @@ extension Connection {
     /// Fails with the reason the peer gave (an alert it sent before closing), else with `fallback`.
     func failExplained(_ fallback: SesameError) {
         guard phase != .closed else { return }
-        guard usesTLS else {
+        guard let tls else {
             fail(fallback)
             return
         }
         while !socketEOF, phase != .closed {
-            let before = BIO_ctrl_pending(readBIO)
+            let before = tls.bufferedCiphertext
             readFromSocket()
-            if BIO_ctrl_pending(readBIO) == before { break }
+            if tls.bufferedCiphertext == before { break }
         }
         socketEOF = true
         if socketError == nil { socketError = fallback }
@@ -119,17 +117,9 @@ extension Connection {
             driveHandshake()  // fails with the alert's reason, or with `socketError`
             return
         }
-        if let ssl, phase == .established {
-            OpenSSLErrorStack.clear()
-            var byte: UInt8 = 0
-            let result = SSL_peek(ssl, &byte, 1)
-            if result <= 0, SSL_get_error(ssl, result) == SSL_ERROR_SSL {
-                let stack = OpenSSLErrorStack.drain()
-                if !stack.entries.isEmpty {
-                    fail(mapTLSError(SSL_ERROR_SSL, stack, during: "read"))
-                    return
-                }
-            }
+        if phase == .established, let alert = tls.receivedAlert() {
+            fail(alert)
+            return
         }
         fail(fallback)
     }
@@ -194,16 +184,12 @@ extension Connection {
     /// everything left.
     func flushOutbound() {
         guard let socket else { return }
-        if let writeBIO, case let pending = Int(BIO_ctrl_pending(writeBIO)), pending > 0 {
+        if let tls, tls.pendingOutput > 0 {
             if outboundOffset == outbound.count {
                 outbound.removeAll(keepingCapacity: true)
                 outboundOffset = 0
             }
-            let start = outbound.count
-            outbound.append(contentsOf: repeatElement(0, count: pending))
-            // safe: the buffer holds at least `pending` > 0 bytes, so baseAddress is not nil.
-            let read = outbound.withUnsafeMutableBytes { BIO_read(writeBIO, $0.baseAddress! + start, Int32(pending)) }
-            if read < pending { outbound.removeLast(pending - max(0, Int(read))) }
+            tls.drainOutput(into: &outbound)
         }
         while outboundOffset < outbound.count {
             let result = outbound.withUnsafeBytes { raw in
@@ -262,12 +248,12 @@ extension Connection {
         startRead(maxLength: maxLength, timeout: timeout, continuation: continuation)
     }
 
-    /// Hands `bytes` to TLS (or the plain outbound buffer); the caller flushes.
+    /// Hands `bytes` to the TLS engine (or the plain outbound buffer); the caller flushes.
     private func enqueue(_ bytes: [UInt8]) throws {
         guard phase == .established else {
             throw failure ?? SesameError(.connectionClosed, "\(host):\(port): the connection is closed")
         }
-        guard let ssl else {
+        guard let tls else {
             if outboundOffset == outbound.count {
                 outbound.removeAll(keepingCapacity: true)
                 outboundOffset = 0
@@ -275,18 +261,11 @@ extension Connection {
             outbound.append(contentsOf: bytes)
             return
         }
-        var offset = 0
-        OpenSSLErrorStack.clear()
-        while offset < bytes.count {
-            let chunk = min(bytes.count - offset, Int(Int32.max))
-            // safe: `bytes` is not empty, so baseAddress is not nil.
-            let written = bytes.withUnsafeBytes { SSL_write(ssl, $0.baseAddress! + offset, Int32(chunk)) }
-            guard written > 0 else {
-                let error = mapTLSError(SSL_get_error(ssl, written), OpenSSLErrorStack.drain(), during: "write")
-                fail(error)
-                throw error
-            }
-            offset += Int(written)
+        do {
+            try tls.write(bytes)
+        } catch {
+            fail(error)
+            throw error
         }
     }
 }

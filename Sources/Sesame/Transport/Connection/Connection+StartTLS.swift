@@ -1,4 +1,3 @@
-internal import COpenSSL
 import Foundation
 
 extension Connection {
@@ -54,7 +53,7 @@ extension Connection {
             continuation.resume(throwing: failure)
             return
         }
-        guard phase == .established, !usesTLS, ssl == nil, pendingRead == nil else {
+        guard phase == .established, !usesTLS, self.tls == nil, pendingRead == nil else {
             continuation.resume(
                 throwing: SesameError(.invalidArgument, "TLS can start only on an idle, established plain connection")
             )
@@ -64,24 +63,20 @@ extension Connection {
         self.hooks = hooks
         self.context = context
         usesTLS = true
-        tlsHost = serverName
-        tlsPort = port
-        sessionKey = "\(serverName.lowercased()):\(port)"
+        let engine: TLSEngine
         do {
-            try setUpSSL(context)
+            engine = try setUpTLS(context, serverName: serverName, port: port)
         } catch {
             continuation.resume(throwing: error)
-            fail(error as? SesameError ?? SesameError(.tlsHandshakeFailed, "\(error)"))
+            fail(error)
             return
         }
         // Bytes the proxy sent after its response head already belong to the TLS stream.
         let pending = received + inbound[inboundOffset...]
-        if let inboundBIO, !pending.isEmpty {
+        if !pending.isEmpty {
             // The server speaks only after the ClientHello: nothing of it can be here yet, and
             // whatever is cannot be TLS.
-            guard pending.count <= Connection.inboundCapacity,
-                pending.withUnsafeBytes({ BIO_write(inboundBIO, $0.baseAddress, Int32($0.count)) }) == pending.count
-            else {
+            guard pending.withUnsafeBytes({ engine.receive($0) }) == pending.count else {
                 let error = SesameError(
                     .protocolError,
                     "\(host):\(port) sent \(pending.count) bytes before the TLS handshake began"

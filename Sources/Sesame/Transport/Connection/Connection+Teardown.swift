@@ -1,4 +1,3 @@
-internal import COpenSSL
 import Foundation
 
 // Timers that end a connection, failing it, and releasing its socket and TLS session. Everything
@@ -65,10 +64,8 @@ extension Connection {
 
     func closeNow() {
         guard phase != .closed else { return }
-        if phase == .established, let ssl {
-            OpenSSLErrorStack.clear()
-            _ = SSL_shutdown(ssl)  // queues close_notify
-            _ = OpenSSLErrorStack.drain()
+        if phase == .established, let tls {
+            tls.close()  // queues close_notify
             flushOutbound()
         }
         fail(SesameError(.connectionClosed, "\(host):\(port): the connection was closed"))
@@ -88,7 +85,7 @@ extension Connection {
             }
         }
         socket = nil
-        tls = nil  // the SSL and its BIOs are freed here
+        tls = nil  // the engine, and with it the SSL and its BIOs, is freed here
         outbound = []
         outboundOffset = 0
     }

@@ -14,8 +14,9 @@ import Synchronization
 /// handshake are complete, so no application byte is ever written before them. A resumed session
 /// goes through the trust decision again on its stored chain.
 ///
-/// TLS runs over in-memory BIOs (a BIO pair the socket is read into, a memory BIO OpenSSL writes
-/// to): OpenSSL never touches the socket, which makes back-pressure explicit.
+/// TLS runs in a ``TLSEngine`` over byte buffers (the socket is read straight into its inbound
+/// buffer, its output is written to the socket): OpenSSL never touches the socket, which makes
+/// back-pressure explicit.
 /// ``read(maxLength:timeout:)`` reads from the socket only while a read is waiting; ``write(_:)`` returns
 /// when the bytes were handed to the kernel.
 public final class Connection: @unchecked Sendable {
@@ -36,22 +37,10 @@ public final class Connection: @unchecked Sendable {
     let connectTimeout: Duration
     var hooks: TLSHandshakeHooks
     var context: TLSContext?
-    var sessionKey: String
-    /// The server TLS is for: ``host`` and ``port``, or the origin at the end of a tunnel.
-    var tlsHost: String
-    var tlsPort: Int
 
     var phase: Phase = .idle
-    var machine = TLSHandshakeStateMachine()
-    /// The SSL and its BIOs while the connection has them (freed once, when released).
-    var tls: TLSObjects?
-    var ssl: OpaquePointer? { tls?.ssl }
-    /// Where OpenSSL reads ciphertext: one end of a BIO pair, whose other end (`inboundBIO`) the
-    /// socket is read into without a copy (see `readFromSocket`).
-    var readBIO: OpaquePointer? { tls?.readBIO }
-    /// The end of the pair that takes the ciphertext read from the socket.
-    var inboundBIO: OpaquePointer? { tls?.inboundBIO }
-    var writeBIO: OpaquePointer? { tls?.writeBIO }
+    /// The TLS session while the connection has one (its `SSL` is freed with it, once released).
+    var tls: TLSEngine?
     var socket: Socket?
     var connector: TCPConnector?
     var remoteAddress: SocketAddress?
@@ -96,7 +85,6 @@ public final class Connection: @unchecked Sendable {
     /// When the waiting read started waiting for bytes (to measure how quickly they came).
     var waitStartedAt: ContinuousClock.Instant?
     var failure: SesameError?
-    var lastEvaluation: TrustEvaluationResult?
     var connectContinuation: CheckedContinuation<Void, any Error>?
     var pendingRead: (maxLength: Int, continuation: ReadContinuation)? {
         didSet {
@@ -145,9 +133,6 @@ public final class Connection: @unchecked Sendable {
         self.context = context
         self.loop = loop
         self.inlineWaits = loop.local(InlineWaitPolicy.self) { InlineWaitPolicy() }
-        self.sessionKey = "\(host.lowercased()):\(port)"
-        self.tlsHost = host
-        self.tlsPort = port
     }
 
     // MARK: - Public API
@@ -324,7 +309,7 @@ public final class Connection: @unchecked Sendable {
         self.socket = socket
         addressBox.withLock { $0 = addressDescription }
         do {
-            if let context { try setUpSSL(context) }
+            if let context { try setUpTLS(context, serverName: host, port: port) }
             try loop.register(
                 fd: socket.fd,
                 interest: 0,
@@ -355,21 +340,18 @@ public final class Connection: @unchecked Sendable {
         updateInterest()
     }
 
-    func setUpSSL(_ context: TLSContext) throws {
-        let tls = try TLSObjects(context: context, inboundCapacity: Connection.inboundCapacity)
-        self.tls = tls  // released by `tearDown` (or with the connection)
-        let ssl = tls.ssl
-        SSL_set_ex_data(ssl, TLSCallbacks.connectionIndex, Unmanaged.passUnretained(self).toOpaque())
-        SSL_set_connect_state(ssl)
-        if let serverName = IPAddressText.dnsName(tlsHost) {  // SNI carries names only, never IP literals
-            guard CSesameShims_SSL_set_tlsext_host_name(ssl, serverName) == 1 else {
-                throw SesameError(.invalidArgument, "'\(tlsHost)' cannot be sent as a TLS server name")
-            }
-        }
-        if configuration.stapledOCSP != .ignore { _ = CSesameShims_SSL_set_tlsext_status_type_ocsp(ssl) }
-        if configuration.sessionResumption, let session = context.sessions.session(for: sessionKey) {
-            SSL_set_session(ssl, session.pointer)
-        }
+    /// Starts a TLS session for `serverName`:`port` over this connection's bytes.
+    @discardableResult
+    func setUpTLS(_ context: TLSContext, serverName: String, port: Int) throws(SesameError) -> TLSEngine {
+        let engine = try TLSEngine(
+            context: context,
+            configuration: configuration,
+            serverName: serverName,
+            port: port,
+            inboundCapacity: Connection.inboundCapacity
+        )
+        tls = engine
+        return engine
     }
 
     func publish(_ info: TLSConnectionInfo) { infoBox.withLock { $0 = info } }

@@ -1,25 +1,25 @@
 internal import COpenSSL
 internal import CSesameShims
 
-/// Captureless C trampolines: find the connection through `SSL` ex_data, let its state machine
+/// Captureless C trampolines: find the engine through `SSL` ex_data, let its state machine
 /// decide, and return a C code. They never call back into `SSL_*` for the same handshake.
 enum TLSCallbacks {
-    /// The `SSL` ex_data slot holding an unretained `Connection`. The connection frees its `SSL`
-    /// before it is deallocated, so the pointer is valid whenever OpenSSL can call back.
-    static let connectionIndex: Int32 = CSesameShims_SSL_get_ex_new_index()
+    /// The `SSL` ex_data slot holding an unretained ``TLSEngine``. The engine owns its `SSL` (and
+    /// clears the slot before freeing it), so the pointer is valid whenever OpenSSL can call back.
+    static let engineIndex: Int32 = CSesameShims_SSL_get_ex_new_index()
 
-    static func connection(for ssl: OpaquePointer?) -> Connection? {
-        guard let ssl, let raw = SSL_get_ex_data(ssl, connectionIndex) else { return nil }
-        return Unmanaged<Connection>.fromOpaque(raw).takeUnretainedValue()
+    static func engine(for ssl: OpaquePointer?) -> TLSEngine? {
+        guard let ssl, let raw = SSL_get_ex_data(ssl, engineIndex) else { return nil }
+        return Unmanaged<TLSEngine>.fromOpaque(raw).takeUnretainedValue()
     }
 
     /// `SSL_CTX_set_cert_verify_callback`: replaces chain verification with the decision machinery.
     static let verify: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Int32 = { storeContext, _ in
         guard let storeContext,
             let raw = X509_STORE_CTX_get_ex_data(storeContext, SSL_get_ex_data_X509_STORE_CTX_idx()),
-            let connection = connection(for: OpaquePointer(raw))
+            let engine = engine(for: OpaquePointer(raw))
         else { return 0 }
-        switch connection.verifyCallback(chain: peerChain(storeContext)) {
+        switch engine.verifyCallback(chain: peerChain(storeContext)) {
         case .suspend:
             _ = CSesameShims_SSL_set_retry_verify(OpaquePointer(raw))
             return 1  // OpenSSL >= 3.0.2: 1 plus retry_verify suspends the handshake
@@ -36,8 +36,8 @@ enum TLSCallbacks {
         @convention(c) (
             OpaquePointer?, UnsafeMutablePointer<OpaquePointer?>?, UnsafeMutablePointer<OpaquePointer?>?
         ) -> Int32 = { ssl, x509Out, keyOut in
-            guard let connection = connection(for: ssl), let ssl else { return 0 }
-            switch connection.clientCertificateCallback(issuers: acceptableIssuers(ssl)) {
+            guard let engine = engine(for: ssl), let ssl else { return 0 }
+            switch engine.clientCertificateCallback(issuers: acceptableIssuers(ssl)) {
             case .suspend:
                 return -1
             case .sendNone:
@@ -51,10 +51,10 @@ enum TLSCallbacks {
             }
         }
 
-    /// `SSL_CTX_sess_set_new_cb`: 1 when the connection kept the session reference.
+    /// `SSL_CTX_sess_set_new_cb`: 1 when the engine kept the session reference.
     static let newSession: @convention(c) (OpaquePointer?, OpaquePointer?) -> Int32 = { ssl, session in
-        guard let connection = connection(for: ssl), let session else { return 0 }
-        return connection.sessionArrived(session) ? 1 : 0
+        guard let engine = engine(for: ssl), let session else { return 0 }
+        return engine.sessionArrived(session) ? 1 : 0
     }
 
     private static func peerChain(_ storeContext: OpaquePointer) -> [Certificate] {

@@ -37,8 +37,8 @@ final class TLSObjects {
     }
 
     deinit {
-        // No callback may reach the connection that set itself as ex_data once it lets go.
-        SSL_set_ex_data(ssl, TLSCallbacks.connectionIndex, nil)
+        // No callback may reach the engine that set itself as ex_data once it lets go.
+        SSL_set_ex_data(ssl, TLSCallbacks.engineIndex, nil)
         SSL_free(ssl)  // and with it readBIO and writeBIO
         BIO_free(inboundBIO)  // after the SSL, which freed the pair's other end
     }

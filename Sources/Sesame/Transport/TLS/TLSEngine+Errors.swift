@@ -1,10 +1,10 @@
 internal import COpenSSL
 
-extension Connection {
+extension TLSEngine {
     /// Turns an OpenSSL failure into a specific ``SesameError``: trust, client certificate, or the
     /// TLS reasons themselves.
-    func mapTLSError(_ code: Int32, _ stack: OpenSSLErrorStack, during operation: String) -> SesameError {
-        let peer = "\(tlsHost):\(tlsPort)"
+    func error(for code: Int32, _ stack: OpenSSLErrorStack, during operation: String) -> SesameError {
+        let peer = "\(serverName):\(port)"
         if machine.trustRejected { return trustRejectedError() }
         if stack.contains(library: ERR_LIB_SSL, reason: SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED) {
             return SesameError(.clientCertificateRequired, "\(peer): the server requires a client certificate")
@@ -37,5 +37,11 @@ extension Connection {
         default:
             return SesameError(.tlsProtocolError, "\(peer): TLS \(operation) failed: \(stack)")
         }
+    }
+
+    func trustRejectedError() -> SesameError {
+        let reasons = lastEvaluation.map { $0.failures.map(\.description).joined(separator: "; ") } ?? ""
+        let detail = reasons.isEmpty ? "the trust decision rejected the server's certificate" : reasons
+        return SesameError(.serverTrustRejected, "\(serverName):\(port): \(detail)")
     }
 }
