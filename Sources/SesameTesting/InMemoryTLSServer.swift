@@ -14,7 +14,9 @@ public final class InMemoryTLSServer: @unchecked Sendable {
     let context: ServerContext
 
     public init(_ configuration: LocalServer.Configuration) throws {
-        guard let identity = configuration.identity else { throw TestingError("an in-memory TLS server needs an identity") }
+        guard let identity = configuration.identity else {
+            throw TestingError("an in-memory TLS server needs an identity")
+        }
         context = try ServerContext(configuration, identity: identity)
     }
 

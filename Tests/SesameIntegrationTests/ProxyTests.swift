@@ -285,4 +285,43 @@ import Testing
         #expect(origin.requests.allSatisfy { $0.headers["Proxy-Authorization"] == nil })
         #expect(proxy.requests.filter { $0.method == "CONNECT" }.count == 1)
     }
+
+    /// TLS inside TLS carries large bodies both ways intact: the origin's records are the proxy
+    /// session's data, each bounded by its engine's buffer, with no relay between them.
+    @Test func largeBodiesCrossATLSInsideTLSTunnelIntactBothWays() async throws {
+        let download = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 13) }
+        var originConfiguration = LocalServer.Configuration(identity: try Self.pki.leaf())
+        originConfiguration.handler = { request in
+            if request.method == "POST" {
+                var digest: UInt64 = 1_469_598_103_934_665_603
+                for byte in request.body { digest = (digest ^ UInt64(byte)) &* 1_099_511_628_211 }
+                return .text("\(request.body.count) \(digest)")
+            }
+            return .bytes(download)
+        }
+        let origin = try LocalServer(originConfiguration)
+        defer { origin.shutdown() }
+        var proxyConfiguration = LocalServer.Configuration(identity: try Self.pki.leaf())
+        let originPort = origin.port
+        proxyConfiguration.handler = { request in
+            request.method == "CONNECT" ? .tunnel(toPort: originPort) : .text("no", status: 403)
+        }
+        let proxy = try LocalServer(proxyConfiguration)
+        defer { proxy.shutdown() }
+        let session = session(proxy: "https://localhost:\(proxy.port)")
+
+        let (body, response) = try await session.data(from: URL(string: "https://localhost:\(originPort)/big")!)
+        #expect(response.status == 200)
+        #expect(body.count == download.count)
+        #expect(body == Data(download))
+
+        let upload = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ ($0 >> 11)) }
+        var digest: UInt64 = 1_469_598_103_934_665_603
+        for byte in upload { digest = (digest ^ UInt64(byte)) &* 1_099_511_628_211 }
+        var request = HTTPRequest(url: URL(string: "https://localhost:\(originPort)/up")!, method: "POST")
+        request.headers.replaceOrAdd(name: "Content-Type", value: "application/octet-stream")
+        let (answer, _) = try await session.upload(for: request, from: Data(upload))
+        #expect(String(decoding: answer, as: UTF8.self) == "\(upload.count) \(digest)")
+        #expect(origin.connections.count == 1, "both exchanges used the one tunnel")
+    }
 }

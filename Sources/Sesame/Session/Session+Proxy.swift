@@ -126,25 +126,15 @@ extension Session {
                 )
             }
             do {
-                guard proxy.isTLS else {
-                    try await connection.startTLS(
-                        serverName: origin.host,
-                        port: origin.port,
-                        tls: configuration.tls,
-                        hooks: handshakeHooks(for: task),
-                        alreadyReceived: leftover
-                    )
-                    return connection
-                }
-                // TLS to the origin inside TLS to the proxy.
-                return try await Connection.nested(
-                    in: connection,
-                    host: origin.host,
+                // Through an HTTPS proxy, TLS to the origin runs inside TLS to the proxy.
+                try await connection.startTLS(
+                    serverName: origin.host,
                     port: origin.port,
                     tls: configuration.tls,
                     hooks: handshakeHooks(for: task),
                     alreadyReceived: leftover
                 )
+                return connection
             } catch {
                 await connection.close()
                 throw error

@@ -152,7 +152,10 @@ import Testing
         let step = second.handshake { engine, step in
             if case .decideTrust(let resumed) = step {
                 asked.append(resumed)
-                #expect(engine.trustRequest(resumed: resumed).peerChain.first?.subject.description.contains("localhost") == true)
+                #expect(
+                    engine.trustRequest(resumed: resumed).peerChain.first?.subject.description.contains("localhost")
+                        == true
+                )
             }
             return TLSEnginePair.decideByDefault(engine, step)
         }
@@ -256,7 +259,9 @@ import Testing
         let proxy = try TLSEnginePair(try Self.server())
         try proxy.establish()
         _ = proxy.clientReads()
-        let origin = try InMemoryTLSServer(LocalServer.Configuration(identity: try sharedPKI.leaf(commonName: "origin")))
+        let origin = try InMemoryTLSServer(
+            LocalServer.Configuration(identity: try sharedPKI.leaf(commonName: "origin"))
+        )
         let tls = trustingTestRoot()
         let inner = try TLSEngine(
             context: try TLSContext.shared(for: tls),
@@ -289,7 +294,10 @@ import Testing
             Issue.record("the inner handshake did not finish: \(step)")
             return
         }
-        #expect(inner.connectionInfo(remoteAddress: "tunnel").peerChain.first?.subject.description.contains("CN=origin") == true)
+        #expect(
+            inner.connectionInfo(remoteAddress: "tunnel").peerChain.first?.subject.description.contains("CN=origin")
+                == true
+        )
         try inner.write(Array("through the tunnel".utf8))
         round()
         var received: [UInt8] = []

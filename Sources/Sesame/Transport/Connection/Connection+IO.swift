@@ -38,38 +38,43 @@ extension Connection {
     /// at least one whole record (so that a record can always complete).
     static let inboundCapacity = 65_536
 
-    func readFromSocket() {
-        guard let socket, !socketEOF else { return }
-        if let tls {
-            // TLS: straight into the engine's free inbound space (no copy; when it is full, the
-            // bytes wait in the kernel until OpenSSL has read some). The space is contiguous up
-            // to the end of the engine's ring, so a read that fills it is followed by one into the
-            // space after the wrap.
-            for _ in 0..<2 {
-                guard let space = tls.inboundSpace() else { return }
-                let result = socket.read(into: space)
-                guard case .done(let count) = result else {
-                    ingestSocketResult(result)
-                    return
-                }
-                tls.commitInbound(count)
-                if count < space.count { return }
-            }
-            return
+    /// Reads what the socket holds (as much as there is room for); returns how many bytes came.
+    @discardableResult
+    func readFromSocket() -> Int {
+        guard let socket, !socketEOF else { return 0 }
+        guard let engine = carrier ?? tls else {
+            let buffer = loop.readBuffer
+            let result = socket.read(into: buffer)
+            ingestSocketResult(result)
+            if case .done(let count) = result { return count }
+            return 0
         }
-        let buffer = loop.readBuffer
-        ingestSocketResult(socket.read(into: buffer))
+        // TLS: straight into the engine's free inbound space (no copy; when it is full, the
+        // bytes wait in the kernel until OpenSSL has read some). The space is contiguous up to
+        // the end of the engine's ring, so a read that fills it is followed by one into the space
+        // after the wrap. Through a tunnel, the carrier's plaintext then goes on to `tls`.
+        var total = 0
+        defer { if carrier != nil { pumpCarrier() } }
+        for _ in 0..<2 {
+            guard let space = engine.inboundSpace() else { return total }
+            let result = socket.read(into: space)
+            guard case .done(let count) = result else {
+                ingestSocketResult(result)
+                return total
+            }
+            engine.commitInbound(count)
+            total += count
+            if count < space.count { return total }
+        }
+        return total
     }
 
     /// Reads what the peer sent before closing, up to the end of the stream or until the buffer
     /// is full (a caller's read takes it from there), so that an idle connection is closed and
     /// no longer watched.
     private func readUpToPeerEnd() {
-        func buffered() -> Int { tls?.bufferedCiphertext ?? (inbound.count - inboundOffset) }
         while !socketEOF, phase != .closed {
-            let before = buffered()
-            readFromSocket()
-            if buffered() == before { break }
+            if readFromSocket() == 0 { break }
         }
     }
 
@@ -107,9 +112,7 @@ extension Connection {
             return
         }
         while !socketEOF, phase != .closed {
-            let before = tls.bufferedCiphertext
-            readFromSocket()
-            if tls.bufferedCiphertext == before { break }
+            if readFromSocket() == 0 { break }
         }
         socketEOF = true
         if socketError == nil { socketError = fallback }
@@ -117,7 +120,7 @@ extension Connection {
             driveHandshake()  // fails with the alert's reason, or with `socketError`
             return
         }
-        if phase == .established, let alert = tls.receivedAlert() {
+        if phase == .established, let alert = carrier?.receivedAlert() ?? tls.receivedAlert() {
             fail(alert)
             return
         }
@@ -184,12 +187,13 @@ extension Connection {
     /// everything left.
     func flushOutbound() {
         guard let socket else { return }
-        if let tls, tls.pendingOutput > 0 {
+        if carrier != nil, !carryOutput() { return }
+        if let engine = carrier ?? tls, engine.pendingOutput > 0 {
             if outboundOffset == outbound.count {
                 outbound.removeAll(keepingCapacity: true)
                 outboundOffset = 0
             }
-            tls.drainOutput(into: &outbound)
+            engine.drainOutput(into: &outbound)
         }
         while outboundOffset < outbound.count {
             let result = outbound.withUnsafeBytes { raw in

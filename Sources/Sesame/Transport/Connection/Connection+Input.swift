@@ -41,9 +41,11 @@ extension Connection {
             servePlainRead(maxLength: maxLength, continuation: continuation)
             return
         }
+        if carrier != nil { pumpCarrier() }
         let scratch = loop.decryptBuffer
         let outcome = tls.read(maxLength: maxLength, inputEnded: socketEOF, scratch: scratch)
-        if tls.pendingOutput > 0 { flushOutbound() }  // reading can produce output (alerts, key updates)
+        // Reading can produce output (alerts, key updates), in either layer.
+        if tls.pendingOutput > 0 || (carrier?.pendingOutput ?? 0) > 0 { flushOutbound() }
         switch outcome {
         case .bytes(let bytes):
             clearPendingRead()

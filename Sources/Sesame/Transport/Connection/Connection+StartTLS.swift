@@ -1,13 +1,15 @@
 import Foundation
 
 extension Connection {
-    /// Starts TLS on this established plain connection: the bytes after a proxy's `CONNECT`
-    /// response. The handshake is for `serverName`:`port` (SNI, trust decision, session cache),
-    /// with every decision and check of ``connect(host:port:tls:hooks:connectTimeout:inlineWaitLimit:on:)``; it
-    /// returns when the tunnel carries TLS to that server. `alreadyReceived` are bytes read past the
-    /// proxy's response head (they belong to the TLS stream).
+    /// Starts TLS on this established connection: the bytes after a proxy's `CONNECT` response.
+    /// The handshake is for `serverName`:`port` (SNI, trust decision, session cache), with every
+    /// decision and check of ``connect(host:port:tls:hooks:connectTimeout:inlineWaitLimit:on:)``;
+    /// it returns when the tunnel carries TLS to that server. On a connection that already uses
+    /// TLS (to an HTTPS proxy), the new session runs inside the first one's data: TLS inside TLS,
+    /// and ``tlsInfo`` then describes the inner session. `alreadyReceived` are bytes read past the
+    /// proxy's response head (they belong to the new TLS stream).
     /// - Throws: ``SesameError`` as `connect` does; ``SesameError/Code/invalidArgument`` when the
-    ///   connection already uses TLS or is not established.
+    ///   connection is not established, has a read waiting, or already carries a tunnel.
     public func startTLS(
         serverName: String,
         port: Int,
@@ -53,12 +55,17 @@ extension Connection {
             continuation.resume(throwing: failure)
             return
         }
-        guard phase == .established, !usesTLS, self.tls == nil, pendingRead == nil else {
+        let carriesTLS = self.tls?.isEstablished == true
+        guard phase == .established, pendingRead == nil, carrier == nil, self.tls == nil || carriesTLS else {
             continuation.resume(
-                throwing: SesameError(.invalidArgument, "TLS can start only on an idle, established plain connection")
+                throwing: SesameError(
+                    .invalidArgument,
+                    "TLS can start only on an idle, established connection that carries no tunnel yet"
+                )
             )
             return
         }
+        if carriesTLS { carrier = self.tls }  // the new session runs inside this one
         configuration = tls
         self.hooks = hooks
         self.context = context

@@ -5,6 +5,7 @@ import Foundation
 extension Connection {
     func driveHandshake() {
         guard phase == .handshaking, let tls else { return }
+        if carrier != nil { pumpCarrier() }
         let step = tls.handshake()
         flushOutbound()
         guard phase == .handshaking else { return }  // the flush may have failed the connection

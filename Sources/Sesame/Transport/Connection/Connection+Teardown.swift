@@ -67,6 +67,10 @@ extension Connection {
         if phase == .established, let tls {
             tls.close()  // queues close_notify
             flushOutbound()
+            if let carrier {  // and the tunnel's
+                carrier.close()
+                flushOutbound()
+            }
         }
         fail(SesameError(.connectionClosed, "\(host):\(port): the connection was closed"))
     }
@@ -86,6 +90,7 @@ extension Connection {
         }
         socket = nil
         tls = nil  // the engine, and with it the SSL and its BIOs, is freed here
+        carrier = nil
         outbound = []
         outboundOffset = 0
     }

@@ -41,6 +41,11 @@ public final class Connection: @unchecked Sendable {
     var phase: Phase = .idle
     /// The TLS session while the connection has one (its `SSL` is freed with it, once released).
     var tls: TLSEngine?
+    /// Through an HTTPS proxy's tunnel, the proxy's session, which carries `tls` inside its data
+    /// (see `Connection+Carrier.swift`); nil otherwise.
+    var carrier: TLSEngine?
+    /// The carrier's stream ended: the tunnel carries no more bytes.
+    var carrierEnded = false
     var socket: Socket?
     var connector: TCPConnector?
     var remoteAddress: SocketAddress?
