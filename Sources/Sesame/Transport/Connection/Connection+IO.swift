@@ -15,7 +15,7 @@ extension Connection {
             peerClosed = true
             knownClosedBox.store(true, ordering: .releasing)
         }
-        guard !inlineWaiting else {
+        guard !readState.callerIsWaiting else {
             // A caller's thread waits for this socket and reads it itself: leave its bytes to it
             // (this event was taken before the wait began).
             if events & EpollEvents.writable != 0 { flushOutbound() }
@@ -23,7 +23,7 @@ extension Connection {
             return
         }
         if events & EpollEvents.readable != 0, phase == .established, pendingRead == nil {
-            unsolicitedInput = true
+            readState.unaskedBytesArrived()
         }
         if events & EpollEvents.writable != 0 { flushOutbound() }
         if events & (EpollEvents.readable | EpollEvents.error | EpollEvents.hangUp) != 0 {
@@ -131,7 +131,7 @@ extension Connection {
     func progress() {
         switch phase {
         case .handshaking:
-            if awaitingDecision {
+            if readState == .awaitingDecision {
                 if socketEOF {
                     fail(
                         SesameError(
@@ -153,24 +153,8 @@ extension Connection {
 
     func updateInterest() {
         guard let socket, registered, phase != .closed else { return }
-        var interest: UInt32 = 0
+        var interest = readState.interest(inputEnded: socketEOF, peerClosed: peerClosed)
         if outboundOffset < outbound.count { interest |= EpollEvents.writable }
-        // An established connection stays watched for reading between reads too (when the loop
-        // serves the reads, no epoll_ctl per request; and the pool learns when the peer closes an
-        // idle connection) until bytes arrive that nobody waits for: then it is not watched again
-        // before the next read, so an idle connection buffers at most one read. Not while a
-        // caller's thread reads the connection itself (`callerReading`): then only for the peer
-        // closing it, once.
-        let watchesReading: Bool
-        switch phase {
-        case .handshaking: watchesReading = !awaitingDecision
-        case .established:
-            watchesReading =
-                !inlineWaiting && !callerReading && (pendingRead != nil || !unsolicitedInput)
-            if callerReading && !peerClosed && !socketEOF { interest |= EpollEvents.peerClosed }
-        case .idle, .connecting, .closed: watchesReading = false
-        }
-        if watchesReading && !socketEOF { interest |= EpollEvents.readable }
         if socketEOF && interest == 0 {
             // A closed peer keeps the socket readable (and may report HUP): stop watching it.
             loop.deregister(fd: socket.fd)

@@ -64,16 +64,15 @@ extension Connection {
             inlineWaitBackoff.skipsLeft -= 1
             return nil
         }
-        inlineWaiting = true
-        callerReading = true
+        readState.callerBeganWaiting()
         updateInterest()
         return socket
     }
 
     /// A read the loop serves needs the socket watched.
     private func handReadToLoop() {
-        guard callerReading, pendingRead != nil else { return }
-        callerReading = false
+        guard readState == .callerReading, pendingRead != nil else { return }
+        readState.readHandedToLoop()
         updateInterest()
     }
 
@@ -95,7 +94,7 @@ extension Connection {
             let nanoseconds = max(0, left.seconds * 1_000_000_000 + left.attoseconds / 1_000_000_000)
             let ready = CSesameShims_wait_readable(socket.fd, Int(nanoseconds)) != 0
             let finished = loop.runInline { () -> Bool in
-                guard inlineWaiting else { return true }  // the connection failed or closed meanwhile
+                guard readState.callerIsWaiting else { return true }  // the connection failed or closed meanwhile
                 if ready {
                     readFromSocket()
                     serveRead()
@@ -122,8 +121,8 @@ extension Connection {
     /// Hands the read (if still waiting) back to the loop. `ranOut`: the limit passed first, so
     /// the next reads go through the loop (see above).
     private func endInlineWait(ranOut: Bool) {
-        guard inlineWaiting else { return }
-        inlineWaiting = false
+        guard readState.callerIsWaiting else { return }
+        readState.callerStoppedWaiting(readStillWaiting: false)  // the caller still reads it, for now
         if ranOut {
             answersQuickly = false
             let length = min(max(1, inlineWaitBackoff.length * 2), 1024)
@@ -136,7 +135,7 @@ extension Connection {
             serveRead()
         }
         // Still waiting: the loop serves the read, so it watches the socket (`progress` below).
-        if pendingRead != nil { callerReading = false }
+        if pendingRead != nil { readState.readHandedToLoop() }
         progress()
     }
 

@@ -21,7 +21,7 @@ extension Connection {
             return
         }
         pendingRead = (maxLength, continuation)
-        unsolicitedInput = false
+        readState.readStarted()
         serveRead()
         if drainingSocket, pendingRead != nil, !socketEOF {
             readFromSocket()
@@ -82,6 +82,7 @@ extension Connection {
     func clearPendingRead() {
         pendingRead = nil
         readDeadline = nil
+        readState.readAnswered()
         readAnswered()
     }
 

@@ -97,6 +97,7 @@ extension Connection {
         inboundOffset = 0
         connectContinuation = continuation
         phase = .handshaking
+        readState = .handshaking
         armEstablishTimer()
         armHandshakeTimer()
         driveHandshake()

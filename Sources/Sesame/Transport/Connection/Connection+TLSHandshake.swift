@@ -88,14 +88,14 @@ extension Connection {
 
     /// Stops polling the socket and stops the handshake clock while a delegate decides.
     private func suspendForDecision() {
-        awaitingDecision = true
+        readState.decisionAsked()
         cancelHandshakeTimer()
         updateInterest()
     }
 
     private func resumeAfterDecision() {
-        if awaitingDecision {
-            awaitingDecision = false
+        if readState == .awaitingDecision {
+            readState.decisionAnswered()
             armHandshakeTimer()
         }
         driveHandshake()
@@ -123,6 +123,7 @@ extension Connection {
         cancelHandshakeTimer()
         cancelEstablishTimer()
         phase = .established
+        readState = .idle
         publish(tls.connectionInfo(remoteAddress: remoteAddressDescription))
         if let continuation = connectContinuation {
             connectContinuation = nil

@@ -79,16 +79,16 @@ extension Connection {
         if let socket {
             if registered { loop.deregister(fd: socket.fd) }
             registered = false
-            if inlineWaiting {
+            if readState.callerIsWaiting {
                 // A caller's thread waits on the socket, or is about to: shutting it down ends the
                 // wait; the caller's reference closes it once the wait is over (`waitInline`).
-                inlineWaiting = false
                 Glibc.shutdown(socket.fd, Int32(SHUT_RDWR))
             } else {
                 socket.close()
             }
         }
         socket = nil
+        readState = .inactive
         tls = nil  // the engine, and with it the SSL and its BIOs, is freed here
         carrier = nil
         outbound = []

@@ -56,28 +56,18 @@ public final class Connection: @unchecked Sendable {
     var readDeadline: (at: ContinuousClock.Instant, timeout: Duration)?
     /// The timer watching read deadlines (see `watchRead`).
     var readWatchdog: (handle: TimerHandle, at: ContinuousClock.Instant)?
-    var awaitingDecision = false
     var socketEOF = false
     /// Set when the socket failed; reported once OpenSSL has looked at what arrived before it.
     var socketError: SesameError?
     var registered = false
     /// What the socket is watched for (kept in step with the loop's registration).
     var watchedInterest: UInt32 = 0
-    /// Bytes arrived while no read was waiting: stop watching until the next read.
-    var unsolicitedInput = false
-    /// A caller's thread waits in ppoll(2) for the waiting read's bytes: the loop does not watch
-    /// the socket for reading meanwhile (see `Connection+InlineWait.swift`).
-    var inlineWaiting = false
+    /// Who reads the socket, and so what the loop watches it for.
+    var readState: ReadState = .inactive
     #if DEBUG
     /// For tests: runs on the caller's thread between `beginInlineWait` and its first ppoll(2).
     var inlineWaitWillStart: (@Sendable () -> Void)?
     #endif
-    /// A caller's thread reads this connection (its last read was waited for on the caller's
-    /// thread): the loop watches the socket only for the peer closing it (`EPOLLRDHUP`), until a
-    /// read goes through the loop. A body's next bytes, already arriving, then do not wake the
-    /// loop thread, which would take the loop from the reader; nor does the next answer after the
-    /// connection went back to the pool and out again; and the watch does not change per request.
-    var callerReading = false
     /// The peer shut down its sending side: no answer comes after what the kernel holds.
     var peerClosed = false
     /// The longest a caller's thread waits for bytes itself; zero: never.
@@ -334,12 +324,14 @@ public final class Connection: @unchecked Sendable {
         }
         guard usesTLS else {
             phase = .established
+            readState = .idle
             cancelEstablishTimer()
             connectContinuation?.resume()
             connectContinuation = nil
             return
         }
         phase = .handshaking
+        readState = .handshaking
         armHandshakeTimer()
         driveHandshake()
         updateInterest()
