@@ -80,7 +80,7 @@ extension InlineWaitTests {
         let loop = try EventLoop(name: "gap")
         defer { loop.shutdown() }
         let connection = try await connect(to: server, limit: Self.longLimit, on: loop)
-        let descriptor = try #require(await onLoop(loop) { connection.socket?.fd })
+        let descriptor = try #require(await onLoop(loop) { connection.channel?.socket.fd })
         let squatters = LockedValue<[Int32]>([])
         defer { for squatter in squatters.withLock({ $0 }) { close(squatter) } }
         await onLoop(loop) {

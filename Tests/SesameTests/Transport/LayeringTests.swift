@@ -52,4 +52,20 @@ import Testing
         let known = ["ReadContinuation", "InlineWaitPolicy", "Connection", "readBegan", "readEnded", "resumeRead"]
         #expect(words.intersection(known).isEmpty, "\(words.intersection(known).sorted())")
     }
+
+    /// OpenSSL stays inside the TLS engine: a connection moves bytes and asks for decisions, and
+    /// never calls `SSL_*` itself (so another owner, such as a tunnel, can drive the same engine).
+    @Test func onlyTheTLSFolderTouchesOpenSSLInTheTransport() throws {
+        var found: [String] = []
+        for folder in ["Transport/Connection", "Transport/HTTP1", "Transport/Pool", "Transport/Reactor"] {
+            for file in try Self.swiftFiles(in: folder) {
+                let code = try String(contentsOf: file, encoding: .utf8).split(separator: "\n")
+                    .filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("//") }.joined(separator: "\n")
+                if code.contains("import COpenSSL") || code.contains("SSL_") || code.contains("BIO_") {
+                    found.append(file.lastPathComponent)
+                }
+            }
+        }
+        #expect(found.isEmpty, "\(found.sorted())")
+    }
 }

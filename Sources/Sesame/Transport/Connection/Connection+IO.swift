@@ -1,5 +1,3 @@
-internal import COpenSSL
-internal import CSesameShims
 import Foundation
 
 // Moving bytes: socket events, ciphertext to and from the kernel, and writes (reads are served in
@@ -41,10 +39,10 @@ extension Connection {
     /// Reads what the socket holds (as much as there is room for); returns how many bytes came.
     @discardableResult
     func readFromSocket() -> Int {
-        guard let socket, !socketEOF else { return 0 }
+        guard let channel, !socketEOF else { return 0 }
         guard let engine = carrier ?? tls else {
             let buffer = loop.readBuffer
-            let result = socket.read(into: buffer)
+            let result = channel.read(into: buffer)
             ingestSocketResult(result)
             if case .done(let count) = result { return count }
             return 0
@@ -57,7 +55,7 @@ extension Connection {
         defer { if carrier != nil { pumpCarrier() } }
         for _ in 0..<2 {
             guard let space = engine.inboundSpace() else { return total }
-            let result = socket.read(into: space)
+            let result = channel.read(into: space)
             guard case .done(let count) = result else {
                 ingestSocketResult(result)
                 return total
@@ -152,17 +150,15 @@ extension Connection {
     }
 
     func updateInterest() {
-        guard let socket, registered, phase != .closed else { return }
+        guard let channel, channel.isRegistered, phase != .closed else { return }
         var interest = readState.interest(inputEnded: socketEOF, peerClosed: peerClosed)
-        if outboundOffset < outbound.count { interest |= EpollEvents.writable }
+        if channel.hasPendingOutput { interest |= EpollEvents.writable }
         if socketEOF && interest == 0 {
             // A closed peer keeps the socket readable (and may report HUP): stop watching it.
-            loop.deregister(fd: socket.fd)
-            registered = false
+            channel.stopWatching()
             return
         }
-        watchedInterest = interest
-        loop.setInterest(fd: socket.fd, interest)
+        channel.watch(interest)
     }
 
     // MARK: Output
@@ -170,40 +166,27 @@ extension Connection {
     /// Moves bytes (ciphertext from OpenSSL, or plain bytes) to the kernel; completes writes once
     /// everything left.
     func flushOutbound() {
-        guard let socket else { return }
+        guard let channel else { return }
         if carrier != nil, !carryOutput() { return }
         if let engine = carrier ?? tls, engine.pendingOutput > 0 {
-            if outboundOffset == outbound.count {
-                outbound.removeAll(keepingCapacity: true)
-                outboundOffset = 0
-            }
-            engine.drainOutput(into: &outbound)
+            channel.appendOutput { engine.drainOutput(into: &$0) }
         }
-        while outboundOffset < outbound.count {
-            let result = outbound.withUnsafeBytes { raw in
-                socket.write(UnsafeRawBufferPointer(rebasing: raw[outboundOffset...]))
-            }
-            switch result {
-            case .done(let count): outboundOffset += count
-            case .wouldBlock: return
-            case .endOfFile: return
-            case .failed(let code):
-                outbound.removeAll()
-                outboundOffset = 0
-                failExplained(
-                    SesameError(
-                        code == EPIPE || code == ECONNRESET ? .connectionReset : .ioError,
-                        "\(host):\(port): \(errnoText(code))"
-                    )
+        switch channel.flush() {
+        case .wouldBlock:
+            return
+        case .failed(let code):
+            failExplained(
+                SesameError(
+                    code == EPIPE || code == ECONNRESET ? .connectionReset : .ioError,
+                    "\(host):\(port): \(errnoText(code))"
                 )
-                return
-            }
+            )
+            return
+        case .flushed:
+            let waiting = pendingWrites
+            pendingWrites.removeAll()
+            for continuation in waiting { continuation.resume() }
         }
-        outbound.removeAll(keepingCapacity: true)
-        outboundOffset = 0
-        let waiting = pendingWrites
-        pendingWrites.removeAll()
-        for continuation in waiting { continuation.resume() }
     }
 
     func startWrite(_ bytes: [UInt8], continuation: CheckedContinuation<Void, any Error>) {
@@ -242,11 +225,10 @@ extension Connection {
             throw failure ?? SesameError(.connectionClosed, "\(host):\(port): the connection is closed")
         }
         guard let tls else {
-            if outboundOffset == outbound.count {
-                outbound.removeAll(keepingCapacity: true)
-                outboundOffset = 0
+            guard let channel else {
+                throw failure ?? SesameError(.connectionClosed, "\(host):\(port): the connection is closed")
             }
-            outbound.append(contentsOf: bytes)
+            channel.enqueue(bytes)
             return
         }
         do {

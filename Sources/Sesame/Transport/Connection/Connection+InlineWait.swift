@@ -58,7 +58,7 @@ extension Connection {
     /// Nil: the loop serves the read.
     private func beginInlineWait() -> Socket? {
         guard inlineWaitLimit > .zero, answersQuickly, pendingRead != nil, inlineWaits.allowsInlineWait,
-            phase == .established, !socketEOF, let socket, !loop.isLoopThread
+            phase == .established, !socketEOF, let socket = channel?.socket, !loop.isLoopThread
         else { return nil }
         guard inlineWaitBackoff.skipsLeft == 0 else {
             inlineWaitBackoff.skipsLeft -= 1

@@ -76,22 +76,12 @@ extension Connection {
     }
 
     func tearDown() {
-        if let socket {
-            if registered { loop.deregister(fd: socket.fd) }
-            registered = false
-            if readState.callerIsWaiting {
-                // A caller's thread waits on the socket, or is about to: shutting it down ends the
-                // wait; the caller's reference closes it once the wait is over (`waitInline`).
-                Glibc.shutdown(socket.fd, Int32(SHUT_RDWR))
-            } else {
-                socket.close()
-            }
-        }
-        socket = nil
+        // A caller's thread that waits on the socket, or is about to, holds it: it is shut down
+        // (which ends the wait) and closed once the wait is over (`waitInline`).
+        channel?.close(waiterHolds: readState.callerIsWaiting)
+        channel = nil
         readState = .inactive
         tls = nil  // the engine, and with it the SSL and its BIOs, is freed here
         carrier = nil
-        outbound = []
-        outboundOffset = 0
     }
 }

@@ -1,5 +1,3 @@
-internal import COpenSSL
-internal import CSesameShims
 import Foundation
 import Synchronization
 
@@ -46,7 +44,8 @@ public final class Connection: @unchecked Sendable {
     var carrier: TLSEngine?
     /// The carrier's stream ended: the tunnel carries no more bytes.
     var carrierEnded = false
-    var socket: Socket?
+    /// The socket, its registration and what waits to be written, once connected.
+    var channel: SocketChannel?
     var connector: TCPConnector?
     var remoteAddress: SocketAddress?
     var handshakeTimer: TimerHandle?
@@ -59,9 +58,6 @@ public final class Connection: @unchecked Sendable {
     var socketEOF = false
     /// Set when the socket failed; reported once OpenSSL has looked at what arrived before it.
     var socketError: SesameError?
-    var registered = false
-    /// What the socket is watched for (kept in step with the loop's registration).
-    var watchedInterest: UInt32 = 0
     /// Who reads the socket, and so what the loop watches it for.
     var readState: ReadState = .inactive
     #if DEBUG
@@ -88,13 +84,11 @@ public final class Connection: @unchecked Sendable {
         }
     }
     var pendingWrites: [CheckedContinuation<Void, any Error>] = []
-    var outbound: [UInt8] = []
-    var outboundOffset = 0
     /// Received bytes not yet read, for plain TCP (with TLS they wait inside OpenSSL).
     var inbound: [UInt8] = []
     var inboundOffset = 0
-    private let infoBox = LockedValue<TLSConnectionInfo?>(nil)
-    private let addressBox = LockedValue<String>("unknown")
+    let infoBox = LockedValue<TLSConnectionInfo?>(nil)
+    let addressBox = LockedValue<String>("unknown")
     let closedWithoutNotifyBox = Atomic<Bool>(false)
     /// Set on the loop when the peer ended or reset the stream, or the connection failed or was
     /// closed; read by the pool before it hands out a kept-alive connection.
@@ -129,227 +123,4 @@ public final class Connection: @unchecked Sendable {
         self.loop = loop
         self.inlineWaits = loop.local(InlineWaitPolicy.self) { InlineWaitPolicy() }
     }
-
-    // MARK: - Public API
-
-    /// Resolves `host`, connects, and (unless `tls` is nil) completes the TLS handshake including
-    /// every decision.
-    /// - Parameters:
-    ///   - host: DNS name or IP literal (IPv6 with or without brackets). SNI is sent for names only.
-    ///   - port: TCP port.
-    ///   - tls: versions, ALPN, trust roots, handshake timeout; `nil` for plain TCP.
-    ///   - hooks: the asynchronous decisions; default handling when a hook is `nil`.
-    ///   - connectTimeout: time allowed for connecting as a whole: resolving the name, the TCP
-    ///     connection (all resolved addresses together) and the TLS handshake with its decisions.
-    ///   - inlineWaitLimit: how long a task's thread may wait for a read's bytes itself, instead of
-    ///     suspending until the loop delivers them (a session passes its configuration's
-    ///     `inlineWaitLimit`); `.zero`: never.
-    ///   - loop: the event loop that will own the connection.
-    /// - Throws: ``SesameError`` with code ``SesameError/Code/serverTrustRejected``,
-    ///   ``SesameError/Code/clientCertificateRequired``, ``SesameError/Code/connectTimeout``, ...;
-    ///   ``SesameError/Code/cancelled`` when the task is cancelled.
-    public static func connect(
-        host: String,
-        port: Int,
-        tls: TLSConfiguration? = .makeClientConfiguration(),
-        hooks: TLSHandshakeHooks = .default,
-        connectTimeout: Duration = .seconds(30),
-        inlineWaitLimit: Duration = .milliseconds(3),
-        on loop: EventLoop = .shared
-    ) async throws -> Connection {
-        guard (1...65535).contains(port) else { throw SesameError(.invalidArgument, "port \(port) is out of range") }
-        let started = ContinuousClock.now
-        let addresses = try await Resolver.resolve(host: host, port: port, timeout: connectTimeout, on: loop)
-        let context = try tls.map { try TLSContext.shared(for: $0) }
-        let left = connectTimeout - started.duration(to: .now)
-        guard left > .zero else {
-            throw SesameError(.connectTimeout, "\(host):\(port): not connected within \(connectTimeout)")
-        }
-        let connection = Connection(
-            host: host,
-            port: port,
-            tls: tls,
-            hooks: hooks,
-            context: context,
-            connectTimeout: left,
-            inlineWaitLimit: inlineWaitLimit,
-            loop: loop
-        )
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let posted = loop.execute { connection.start(addresses: addresses, continuation: continuation) }
-                if !posted {
-                    continuation.resume(throwing: SesameError(.eventLoopShutDown, "the event loop has shut down"))
-                }
-            }
-        } onCancel: {
-            loop.execute { connection.fail(SesameError(.cancelled, "connecting to \(host):\(port) was cancelled")) }
-        }
-        return connection
-    }
-
-    /// What the TLS handshake agreed on; `nil` for plain TCP.
-    public var tlsInfo: TLSConnectionInfo? { infoBox.withLock { $0 } }
-
-    /// The peer's address, e.g. "127.0.0.1:443" or "[::1]:443".
-    public var remoteAddressDescription: String { addressBox.withLock { $0 } }
-
-    /// True when the peer ended the stream without a TLS close_notify (a possible truncation).
-    public var closedWithoutNotify: Bool { closedWithoutNotifyBox.load(ordering: .relaxed) }
-
-    /// True once the connection is known to be closed: the peer ended or reset it, or it failed
-    /// or was closed here. A connection idle between requests notices the peer's FIN.
-    var isKnownClosed: Bool { knownClosedBox.load(ordering: .acquiring) }
-
-    /// Reads up to `maxLength` decrypted bytes; an empty result is the end of the stream.
-    ///
-    /// When no byte arrives within `timeout`, the read fails with ``SesameError/Code/timeout`` and
-    /// the connection is closed.
-    /// - Throws: ``SesameError`` (``SesameError/Code/clientCertificateRequired`` and
-    ///   ``SesameError/Code/clientCertificateRejected`` for TLS 1.3 alerts that arrive after the
-    ///   handshake, ``SesameError/Code/cancelled`` when the task is cancelled, which closes the
-    ///   connection).
-    public func read(maxLength: Int = 16_384, timeout: Duration? = nil) async throws -> [UInt8] {
-        guard maxLength > 0 else { throw SesameError(.invalidArgument, "maxLength must be positive") }
-        return try await withTaskCancellationHandler {
-            try await reading { continuation in
-                self.startRead(maxLength: maxLength, timeout: timeout, drainingSocket: true, continuation: continuation)
-            }
-        } onCancel: {
-            loop.execute { self.fail(SesameError(.cancelled, "a read from \(self.host):\(self.port) was cancelled")) }
-        }
-    }
-
-    /// Sends `bytes`, then reads like ``read(maxLength:timeout:)``: a request and the first bytes
-    /// of its answer in one trip through the event loop.
-    public func writeThenRead(
-        _ bytes: [UInt8],
-        maxLength: Int = 65_536,
-        timeout: Duration? = nil
-    ) async throws
-        -> [UInt8]
-    {
-        guard maxLength > 0 else { throw SesameError(.invalidArgument, "maxLength must be positive") }
-        return try await withTaskCancellationHandler {
-            try await reading { continuation in
-                self.startWriteThenRead(bytes, maxLength: maxLength, timeout: timeout, continuation: continuation)
-            }
-        } onCancel: {
-            loop.execute {
-                self.fail(SesameError(.cancelled, "an exchange with \(self.host):\(self.port) was cancelled"))
-            }
-        }
-    }
-
-    /// Encrypts and sends `bytes`; returns when all of them were handed to the kernel.
-    public func write(_ bytes: [UInt8]) async throws {
-        guard !bytes.isEmpty else { return }
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let posted = loop.runOnLoop { self.startWrite(bytes, continuation: continuation) }
-                if !posted {
-                    continuation.resume(throwing: SesameError(.eventLoopShutDown, "the event loop has shut down"))
-                }
-            }
-        } onCancel: {
-            loop.execute { self.fail(SesameError(.cancelled, "a write to \(self.host):\(self.port) was cancelled")) }
-        }
-    }
-
-    /// Sends close_notify (best effort) and closes the socket. Pending reads and writes fail with
-    /// ``SesameError/Code/connectionClosed``.
-    public func close() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let posted = loop.execute {
-                self.closeNow()
-                continuation.resume()
-            }
-            if !posted { continuation.resume() }
-        }
-    }
-
-    // MARK: - Loop-confined
-
-    func start(addresses: [SocketAddress], continuation: CheckedContinuation<Void, any Error>) {
-        assert(loop.inEventLoop)
-        if let failure {
-            continuation.resume(throwing: failure)
-            return
-        }
-        connectContinuation = continuation
-        phase = .connecting
-        armEstablishTimer()
-        let connector = TCPConnector(loop: loop, host: "\(host):\(port)", addresses: addresses) { [self] result in
-            self.connector = nil
-            switch result {
-            case .failure(let error): fail(error)
-            case .success(let (socket, address)): tcpConnected(socket, address)
-            }
-        }
-        self.connector = connector
-        connector.start(timeout: connectTimeout)
-    }
-
-    private func tcpConnected(_ socket: Socket, _ address: SocketAddress) {
-        guard phase == .connecting else {
-            socket.close()
-            return
-        }
-        self.remoteAddress = address
-        begin(on: socket, addressDescription: address.description)
-    }
-
-    /// Takes a connected socket: registers it, then (with TLS) starts the handshake.
-    func begin(on socket: Socket, addressDescription: String) {
-        self.socket = socket
-        addressBox.withLock { $0 = addressDescription }
-        do {
-            if let context { try setUpTLS(context, serverName: host, port: port) }
-            try loop.register(
-                fd: socket.fd,
-                interest: 0,
-                shutDown: { [weak self] in
-                    guard let self else { return }
-                    fail(SesameError(.eventLoopShutDown, "\(host):\(port): the event loop shut down"))
-                },
-                handler: { [weak self] events in self?.socketEvent(events) }
-            )
-            registered = true
-        } catch let error as SesameError {
-            fail(error)
-            return
-        } catch {
-            fail(SesameError(.tlsHandshakeFailed, "\(error)"))
-            return
-        }
-        guard usesTLS else {
-            phase = .established
-            readState = .idle
-            cancelEstablishTimer()
-            connectContinuation?.resume()
-            connectContinuation = nil
-            return
-        }
-        phase = .handshaking
-        readState = .handshaking
-        armHandshakeTimer()
-        driveHandshake()
-        updateInterest()
-    }
-
-    /// Starts a TLS session for `serverName`:`port` over this connection's bytes.
-    @discardableResult
-    func setUpTLS(_ context: TLSContext, serverName: String, port: Int) throws(SesameError) -> TLSEngine {
-        let engine = try TLSEngine(
-            context: context,
-            configuration: configuration,
-            serverName: serverName,
-            port: port,
-            inboundCapacity: Connection.inboundCapacity
-        )
-        tls = engine
-        return engine
-    }
-
-    func publish(_ info: TLSConnectionInfo) { infoBox.withLock { $0 = info } }
 }

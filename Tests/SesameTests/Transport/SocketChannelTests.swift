@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+
+@testable import Sesame
+
+/// The socket channel's output buffer against a real kernel socket (one end of a socket pair):
+/// what the kernel does not take waits, in order, and a dead peer is a failure that drops it.
+@Suite struct SocketChannelTests {
+    static func pair() throws -> (channel: SocketChannel, peer: Int32) {
+        var fds: [Int32] = [-1, -1]
+        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        guard socketpair(AF_UNIX, type, 0, &fds) == 0 else { throw SesameError(.ioError, errnoText()) }
+        return (SocketChannel(socket: Socket(takingOwnership: fds[0]), loop: .shared), fds[1])
+    }
+
+    @Test func whatTheKernelDoesNotTakeWaitsInOrder() throws {
+        let (channel, peer) = try Self.pair()
+        defer { Glibc.close(peer) }
+        let bytes = (0..<(4 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ ($0 >> 9)) }
+        channel.enqueue(Array(bytes[..<(1 << 20)]))
+        channel.appendOutput { $0.append(contentsOf: bytes[(1 << 20)...]) }
+        #expect(channel.flush() == .wouldBlock, "4 MiB do not fit in a socket pair's buffer")
+        #expect(channel.hasPendingOutput)
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        for _ in 0..<100_000 where received.count < bytes.count {
+            _ = channel.flush()
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(peer, $0.baseAddress, $0.count) }
+            if count > 0 { received += buffer[..<count] }
+        }
+        #expect(received == bytes)
+        #expect(channel.flush() == .flushed)
+        #expect(!channel.hasPendingOutput)
+    }
+
+    @Test func aClosedPeerFailsTheFlushAndDropsWhatWaited() throws {
+        let (channel, peer) = try Self.pair()
+        Glibc.close(peer)
+        channel.enqueue(Array("lost".utf8))
+        #expect(channel.flush() == .failed(EPIPE))
+        #expect(!channel.hasPendingOutput)
+        channel.close(waiterHolds: false)
+        #expect(channel.socket.isClosed)
+    }
+
+    @Test func aWaitingCallerKeepsTheDescriptorOpenUntilItLetsGo() throws {
+        let (channel, peer) = try Self.pair()
+        defer { Glibc.close(peer) }
+        channel.close(waiterHolds: true)
+        #expect(!channel.socket.isClosed, "shut down, not closed: its number stays this socket's")
+        var byte: UInt8 = 0
+        #expect(Glibc.read(peer, &byte, 1) == 0, "the peer sees the end of the stream")
+    }
+}
