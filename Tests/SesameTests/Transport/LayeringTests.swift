@@ -68,4 +68,17 @@ import Testing
         }
         #expect(found.isEmpty, "\(found.sorted())")
     }
+
+    /// One concept per file, and no transport file over 300 lines (issue 21).
+    @Test func noTransportFileIsOver300Lines() throws {
+        var long: [String] = []
+        for file in try Self.swiftFiles(in: "Transport") {
+            let lines = try String(contentsOf: file, encoding: .utf8).split(
+                separator: "\n",
+                omittingEmptySubsequences: false
+            )
+            if lines.count > 300 { long.append("\(file.lastPathComponent): \(lines.count)") }
+        }
+        #expect(long.isEmpty, "\(long.sorted())")
+    }
 }

@@ -16,7 +16,7 @@ public final class EventLoop: @unchecked Sendable {
     // @unchecked: `jobs` and `state` are guarded by their Mutexes; everything in `confined` is
     // touched only by the thread holding `ownership` (asserted through `inEventLoop`); `thread` is
     // written once in init and read by `shutdown` on another thread after init returned.
-    private let epollFD: Int32
+    let epollFD: Int32
     private let wakeFD: Int32
     private let queue = LockedValue(Queue())
     private var thread = pthread_t()
@@ -34,9 +34,9 @@ public final class EventLoop: @unchecked Sendable {
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
     /// Scratch space for decrypted bytes (one read's worth at most); loop-confined.
     let decryptBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
-    private let confined = Confined()
+    let confined = Confined()
     /// Per-loop state of the layers above (`local(_:make:)`), by type.
-    private let locals = LockedValue<[ObjectIdentifier: AnyObject]>([:])
+    let locals = LockedValue<[ObjectIdentifier: AnyObject]>([:])
     private let name: String
 
     private enum LoopState { case running, stopping, stopped }
@@ -51,7 +51,7 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// Loop-thread state.
-    private final class Confined {
+    final class Confined {
         var handlers: [Int32: Registration] = [:]
         var nextGeneration: UInt32 = 1
         var timers = TimerHeap()
@@ -65,7 +65,7 @@ public final class EventLoop: @unchecked Sendable {
         var deferred: [() -> Void]?
     }
 
-    private struct Registration {
+    struct Registration {
         let generation: UInt32
         var interest: UInt32
         let handler: (UInt32) -> Void
@@ -194,95 +194,6 @@ public final class EventLoop: @unchecked Sendable {
         var one: UInt64 = 1
         _ = write(wakeFD, &one, 8)
         pthread_join(thread, nil)
-    }
-
-    // MARK: - Loop-confined API
-
-    /// Watches `fd` for `interest` (EPOLLIN/EPOLLOUT bits); `handler` gets the ready events.
-    /// `shutDown` runs if the loop shuts down while `fd` is still registered, so that what waits on
-    /// it can fail instead of waiting forever.
-    func register(
-        fd: Int32,
-        interest: UInt32,
-        shutDown: (() -> Void)? = nil,
-        handler: @escaping (UInt32) -> Void
-    ) throws {
-        assert(inEventLoop)
-        let generation = confined.nextGeneration
-        confined.nextGeneration &+= 1
-        let data = (UInt64(generation) << 32) | UInt64(UInt32(bitPattern: fd))
-        guard CSesameShims_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, interest, data) == 0 else {
-            throw SesameError(.ioError, "epoll_ctl(ADD): \(String(cString: strerror(errno)))")
-        }
-        confined.handlers[fd] = Registration(
-            generation: generation,
-            interest: interest,
-            handler: handler,
-            shutDown: shutDown
-        )
-    }
-
-    /// Changes what `fd` is watched for; 0 watches nothing (errors are still reported).
-    func setInterest(fd: Int32, _ interest: UInt32) {
-        assert(inEventLoop)
-        guard var registration = confined.handlers[fd], registration.interest != interest else { return }
-        registration.interest = interest
-        confined.handlers[fd] = registration
-        let data = (UInt64(registration.generation) << 32) | UInt64(UInt32(bitPattern: fd))
-        _ = CSesameShims_epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, interest, data)
-    }
-
-    /// Stops watching `fd`. Call before closing it.
-    func deregister(fd: Int32) {
-        assert(inEventLoop)
-        guard confined.handlers.removeValue(forKey: fd) != nil else { return }
-        _ = CSesameShims_epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, 0, 0)
-    }
-
-    /// True while the loop delivers a batch of several events (`deferToBatchEnd` applies).
-    var isDeliveringBatch: Bool {
-        assert(inEventLoop)
-        return confined.deferred != nil
-    }
-
-    /// Runs `work` once the batch of events being delivered is handled (only while
-    /// ``isDeliveringBatch``). Continuations resumed this way reach the concurrency threads in one
-    /// burst, which wakes a thread once for many of them (resumed one by one between the loop's
-    /// reads, each woke a thread that had just gone to sleep).
-    func deferToBatchEnd(_ work: @escaping () -> Void) {
-        assert(inEventLoop && confined.deferred != nil)
-        confined.deferred?.append(work)
-    }
-
-    /// The loop's instance of `type`, made by `make` on first use: per-loop state that belongs
-    /// to the layers above (the loop keeps it, knowing nothing of it).
-    func local<Value: AnyObject & Sendable>(_ type: Value.Type, make: () -> Value) -> Value {
-        locals.withLock { locals in
-            if let value = locals[ObjectIdentifier(type)] as? Value { return value }
-            let value = make()
-            locals[ObjectIdentifier(type)] = value
-            return value
-        }
-    }
-
-    /// Runs `work` on the loop after `delay`, unless cancelled first.
-    func scheduleTimer(after delay: Duration, _ work: @escaping () -> Void) -> TimerHandle {
-        scheduleTimer(at: ContinuousClock.now + delay, work)
-    }
-
-    /// Runs `work` on the loop at `deadline`, unless cancelled first.
-    func scheduleTimer(at deadline: ContinuousClock.Instant, _ work: @escaping () -> Void) -> TimerHandle {
-        assert(inEventLoop)
-        if !isLoopThread, confined.plannedWake.map({ deadline < $0 }) ?? true {
-            confined.wakeNeeded = true  // the waiting loop must compute its wait again
-        }
-        return confined.timers.schedule(at: deadline, work)
-    }
-
-    /// Cancels a timer that has not fired; harmless otherwise.
-    func cancelTimer(_ handle: TimerHandle) {
-        assert(inEventLoop)
-        confined.timers.cancel(handle)
     }
 
     // MARK: - The loop
