@@ -29,13 +29,18 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+        .systemLibrary(
+            name: "CNGHTTP2",
+            pkgConfig: "libnghttp2",
+            providers: [.apt(["libnghttp2-dev"])]
+        ),
         .target(
             name: "CSesameShims",
             dependencies: ["COpenSSL", "CZlib"]
         ),
         .target(
             name: "Sesame",
-            dependencies: ["COpenSSL", "CZlib", "CSesameShims"],
+            dependencies: ["COpenSSL", "CZlib", "CNGHTTP2", "CSesameShims"],
             swiftSettings: strictSwift
         ),
         .target(
@@ -65,7 +70,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SesameTests",
-            dependencies: ["Sesame", "SesameTesting", "COpenSSL", "CZlib", "CSesameShims"],
+            dependencies: ["Sesame", "SesameTesting", "COpenSSL", "CZlib", "CNGHTTP2", "CSesameShims"],
             // Read through #filePath by the conformance runner, not bundled.
             exclude: ["Trust/Limbo/limbo.json", "Trust/Limbo/openssl-3.0-baseline.json", "Trust/Limbo/NOTICE.md"],
             swiftSettings: strictSwift

@@ -14,6 +14,7 @@ let fuzzTargets: [String: @Sendable (UnsafeRawBufferPointer) -> Void] = [
     "credential-store": fuzzCredentialStore,
     "certificates": fuzzCertificates,
     "location": fuzzLocation,
+    "http2-frames": fuzzHTTP2Frames,
 ]
 
 let selectedFuzzTarget: @Sendable (UnsafeRawBufferPointer) -> Void = {

@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
 seconds="${FUZZ_SECONDS:-20}"
-targets=(${FUZZ_TARGETS:-auth-challenge http1-response set-cookie cookie-jar netrc credential-store certificates location})
+targets=(${FUZZ_TARGETS:-auth-challenge http1-response set-cookie cookie-jar netrc credential-store certificates location http2-frames})
 out=.build/fuzz
 mkdir -p "$out/include"
 
@@ -24,9 +24,9 @@ build() {
     clang -O1 -fsanitize=address,fuzzer-no-link -c Sources/CSesameShims/shims.c \
         -I Sources/CSesameShims/include -o "$out/shims.o"
     swiftc -O -g -sanitize=fuzzer,address -parse-as-library -module-name SesameFuzz -package-name Sesame -swift-version 6 -num-threads 2 \
-        -I Sources/COpenSSL -I Sources/CZlib -I "$out/include" \
+        -I Sources/COpenSSL -I Sources/CZlib -I Sources/CNGHTTP2 -I "$out/include" \
         $(find Sources/Sesame -name '*.swift' | sort) Fuzz/*.swift "$out/shims.o" \
-        -lssl -lcrypto -lz -o "$out/sesame-fuzzer"
+        -lssl -lcrypto -lz -lnghttp2 -o "$out/sesame-fuzzer"
 }
 build >"$out/build.log" 2>&1 || {
     cat "$out/build.log"
