@@ -22,6 +22,11 @@ import Testing
         return try InMemoryTLSServer(configuration)
     }
 
+    /// A server that requires a client certificate issued by the test client CA.
+    static func mutualTLSServer(_ version: TLSConfiguration.ProtocolVersion) throws -> InMemoryTLSServer {
+        try server(version) { $0.clientAuthentication = .required(trusting: [sharedPKI.clientCA.certificate]) }
+    }
+
     @Test(arguments: versions)
     func theHandshakeStopsForTheTrustDecisionAndCarriesNoDataBeforeIt(
         version: TLSConfiguration.ProtocolVersion
@@ -86,10 +91,7 @@ import Testing
     func theIdentityDecisionSuspendsAndTheServerSeesTheChosenCertificate(
         version: TLSConfiguration.ProtocolVersion
     ) throws {
-        let server = try Self.server(version) {
-            $0.clientAuthentication = .required(trusting: [sharedPKI.clientCA.certificate])
-        }
-        let pair = try TLSEnginePair(server)
+        let pair = try TLSEnginePair(try Self.mutualTLSServer(version))
         let step = pair.handshake { engine, step in
             if case .decideTrust(let resumed) = step { engine.decideTrustByDefault(resumed: resumed) }
             return !{ if case .decideIdentity = step { true } else { false } }()
@@ -119,10 +121,7 @@ import Testing
     func noIdentityForAServerThatRequiresOneIsClientCertificateRequired(
         version: TLSConfiguration.ProtocolVersion
     ) throws {
-        let server = try Self.server(version) {
-            $0.clientAuthentication = .required(trusting: [sharedPKI.clientCA.certificate])
-        }
-        let pair = try TLSEnginePair(server)
+        let pair = try TLSEnginePair(try Self.mutualTLSServer(version))
         var error: SesameError?
         switch pair.handshake() {
         case .failed(let failure):
