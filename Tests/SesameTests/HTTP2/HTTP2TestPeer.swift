@@ -159,14 +159,6 @@ final class HTTP2TestPeer {
 }
 
 extension HTTP2Session {
-    /// Feeds `bytes` from the peer; throws what the session throws.
-    func receive(_ bytes: [UInt8]) throws -> [Event] {
-        let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, bytes.count), alignment: 1)
-        defer { copy.deallocate() }
-        copy.copyBytes(from: bytes)
-        return try receive(UnsafeRawBufferPointer(rebasing: copy[0..<bytes.count]))
-    }
-
     func output() throws -> [UInt8] { try outputAndEvents().bytes }
 
     func outputAndEvents() throws -> (bytes: [UInt8], events: [Event]) {

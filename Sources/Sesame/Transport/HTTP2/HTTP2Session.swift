@@ -142,6 +142,12 @@ final class HTTP2Session {
         return events
     }
 
+    /// Processes frames from the peer, as a read returned them.
+    func receive(_ bytes: [UInt8]) throws(SesameError) -> [Event] {
+        let result = bytes.withUnsafeBytes { raw in Result { () throws(SesameError) in try receive(raw) } }
+        return try result.get()
+    }
+
     /// Moves the frames waiting to be sent to the end of `buffer`. Returns the events sending
     /// them caused: a stream this side reset (a protocol error in its frames) closes once its
     /// RST_STREAM is out.

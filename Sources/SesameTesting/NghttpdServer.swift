@@ -1,0 +1,51 @@
+import Foundation
+
+/// `nghttpd` (Debian's `nghttp2-server`), nghttp2's own HTTP/2 server, on loopback without TLS:
+/// HTTP/2 with prior knowledge (h2c). It serves `files` from a scratch folder, and with
+/// `echoUpload` answers a request with a body by sending that body back.
+public final class NghttpdServer: Sendable {
+    public let port: Int
+    private let process: ChildProcess
+    private let directory: URL
+
+    /// - Parameters:
+    ///   - files: paths under the document root (such as "big.bin") and their contents.
+    ///   - windowBits: the stream window nghttpd grants, 2^bits − 1 bytes (its `-w`); nil: its default.
+    public init(files: [String: [UInt8]] = [:], windowBits: Int? = nil, echoUpload: Bool = false) async throws {
+        let executable = "/usr/sbin/nghttpd"
+        guard FileManager.default.isExecutableFile(atPath: executable) else {
+            throw TestingError("nghttpd is not installed: run scripts/install-deps.sh (Debian's nghttp2-server)")
+        }
+        directory = try ScratchFolder.make("nghttpd")
+        let root = directory.appendingPathComponent("htdocs")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        for (path, bytes) in files { try Data(bytes).write(to: root.appendingPathComponent(path)) }
+        let log = directory.appendingPathComponent("nghttpd.log").path
+        var lastError: (any Error)?
+        for _ in 0..<5 {
+            let port = LoopbackPort.unused()
+            var arguments = ["--no-tls", "-a", "127.0.0.1", "-d", root.path]
+            if let windowBits { arguments.append("--window-bits=\(windowBits)") }
+            if echoUpload { arguments.append("--echo-upload") }
+            let process = try ChildProcess(
+                executable: executable,
+                arguments: arguments + [String(port)],
+                environment: ["PATH": "/usr/bin:/bin", "HOME": directory.path],
+                logPath: log
+            )
+            if await LoopbackPort.waitUntilListening([port], by: process.pid, isAlive: { process.isRunning }) {
+                self.port = port
+                self.process = process
+                return
+            }
+            process.stop()
+            lastError = TestingError("nghttpd did not start: \(readText(log))")
+        }
+        throw lastError ?? TestingError("nghttpd did not start")
+    }
+
+    public func stop() {
+        process.stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
