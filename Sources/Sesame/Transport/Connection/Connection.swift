@@ -12,9 +12,9 @@ import Synchronization
 /// handshake are complete, so no application byte is ever written before them. A resumed session
 /// goes through the trust decision again on its stored chain.
 ///
-/// TLS runs in a ``TLSEngine`` over byte buffers (the socket is read straight into its inbound
-/// buffer, its output is written to the socket): OpenSSL never touches the socket, which makes
-/// back-pressure explicit.
+/// TLS runs in a TLS engine (`TLSEngine`) over byte buffers (the socket is read straight into
+/// its inbound buffer, its output is written to the socket): OpenSSL never touches the socket,
+/// which makes back-pressure explicit.
 /// ``read(maxLength:timeout:)`` reads from the socket only while a read is waiting; ``write(_:)`` returns
 /// when the bytes were handed to the kernel.
 public final class Connection: @unchecked Sendable {
