@@ -289,7 +289,7 @@ import Testing
     /// TLS inside TLS carries large bodies both ways intact: the origin's records are the proxy
     /// session's data, each bounded by its engine's buffer, with no relay between them.
     @Test func largeBodiesCrossATLSInsideTLSTunnelIntactBothWays() async throws {
-        let download = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 13) }
+        let download = (0..<(2 << 20)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 13) }
         var originConfiguration = LocalServer.Configuration(identity: try Self.pki.leaf())
         originConfiguration.handler = { request in
             if request.method == "POST" {
