@@ -287,17 +287,12 @@ import Testing
     }
 
     /// TLS inside TLS carries large bodies both ways intact: the origin's records are the proxy
-    /// session's data, each bounded by its engine's buffer, with no relay between them.
+    /// session's data, each bounded by its engine's 64 KiB buffer, with no relay between them.
     @Test func largeBodiesCrossATLSInsideTLSTunnelIntactBothWays() async throws {
-        let download = (0..<(2 << 20)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 13) }
+        let download = (0..<(1 << 19)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 13) }
         var originConfiguration = LocalServer.Configuration(identity: try Self.pki.leaf())
         originConfiguration.handler = { request in
-            if request.method == "POST" {
-                var digest: UInt64 = 1_469_598_103_934_665_603
-                for byte in request.body { digest = (digest ^ UInt64(byte)) &* 1_099_511_628_211 }
-                return .text("\(request.body.count) \(digest)")
-            }
-            return .bytes(download)
+            request.method == "POST" ? .bytes(request.body) : .bytes(download)  // an upload comes back
         }
         let origin = try LocalServer(originConfiguration)
         defer { origin.shutdown() }
@@ -312,16 +307,13 @@ import Testing
 
         let (body, response) = try await session.data(from: URL(string: "https://localhost:\(originPort)/big")!)
         #expect(response.status == 200)
-        #expect(body.count == download.count)
         #expect(body == Data(download))
 
-        let upload = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ ($0 >> 11)) }
-        var digest: UInt64 = 1_469_598_103_934_665_603
-        for byte in upload { digest = (digest ^ UInt64(byte)) &* 1_099_511_628_211 }
+        let upload = Data((0..<(1 << 18)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ ($0 >> 11)) })
         var request = HTTPRequest(url: URL(string: "https://localhost:\(originPort)/up")!, method: "POST")
         request.headers.replaceOrAdd(name: "Content-Type", value: "application/octet-stream")
-        let (answer, _) = try await session.upload(for: request, from: Data(upload))
-        #expect(String(decoding: answer, as: UTF8.self) == "\(upload.count) \(digest)")
+        let (echoed, _) = try await session.upload(for: request, from: upload)
+        #expect(echoed == upload)
         #expect(origin.connections.count == 1, "both exchanges used the one tunnel")
     }
 }
