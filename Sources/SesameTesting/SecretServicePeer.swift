@@ -51,9 +51,14 @@ public final class SecretServicePeer: Sendable {
         self.bus = bus
         var keyring: ChildProcess?
         do {
-            let address = try await Self.poll("dbus-daemon to print its address (\(busLog))") {
+            let printedAddress = {
                 readText(busLog).split(separator: "\n").first { $0.hasPrefix("unix:") }.map(String.init)
             }
+            let address = try await Self.poll(
+                "dbus-daemon to print its address (\(busLog))",
+                while: { bus.isRunning },
+                printedAddress
+            )
             base["DBUS_SESSION_BUS_ADDRESS"] = address
             keyring = try Self.startKeyring(home: home, environment: base)
             try await Self.waitForProvider(environment: base)
@@ -150,10 +155,19 @@ public final class SecretServicePeer: Sendable {
         return (status, readText(log))
     }
 
-    private static func poll<Value>(_ what: String, _ probe: () throws -> Value?) async throws -> Value {
-        let deadline = ContinuousClock.now + .seconds(20)
+    /// Polls `probe` until it gives a value. A daemon that died is reported at once; the
+    /// deadline is long (60 s) because each look waits for a concurrency thread, which a busy
+    /// test process (hundreds of tests under ThreadSanitizer on two cores) may not give for many
+    /// seconds although the daemon answered long before.
+    private static func poll<Value>(
+        _ what: String,
+        while isAlive: () -> Bool = { true },
+        _ probe: () throws -> Value?
+    ) async throws -> Value {
+        let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
             if let value = try probe() { return value }
+            guard isAlive() else { throw TestingError("\(what): the process exited first") }
             try await Task.sleep(for: .milliseconds(50))
         }
         throw TestingError("timed out waiting for \(what)")
