@@ -7,7 +7,9 @@ import Testing
 /// flow control that follows what was consumed, request bodies held by the peer's window, and a
 /// hostile peer's frames (huge header blocks, endless CONTINUATION, a SETTINGS flood, resets,
 /// GOAWAY) with bounded memory and clear errors.
-@Suite struct HTTP2SessionTests {
+// Serialized: these synchronous tests hold a concurrency thread while they run; one at a time,
+// they leave the other threads to the tests that wait on the loop and on child processes.
+@Suite(.serialized) struct HTTP2SessionTests {
     typealias Peer = HTTP2TestPeer
 
     /// A session that has sent its preface and taken the server's SETTINGS.

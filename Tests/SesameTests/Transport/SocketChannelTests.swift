@@ -5,7 +5,9 @@ import Testing
 
 /// The socket channel's output buffer against a real kernel socket (one end of a socket pair):
 /// what the kernel does not take waits, in order, and a dead peer is a failure that drops it.
-@Suite struct SocketChannelTests {
+// Serialized: these synchronous tests hold a concurrency thread while they run; one at a time,
+// they leave the other threads to the tests that wait on the loop and on child processes.
+@Suite(.serialized) struct SocketChannelTests {
     static func pair() throws -> (channel: SocketChannel, peer: Int32) {
         var fds: [Int32] = [-1, -1]
         let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)

@@ -6,7 +6,9 @@ import Testing
 
 /// The TLS engine back to back with an in-memory server: handshakes, suspensions, resumption,
 /// records, close_notify and alerts, with no socket and no event loop.
-@Suite struct TLSEngineTests {
+// Serialized: these synchronous tests hold a concurrency thread while they run; one at a time,
+// they leave the other threads to the tests that wait on the loop and on child processes.
+@Suite(.serialized) struct TLSEngineTests {
     static let versions: [TLSConfiguration.ProtocolVersion] = [.tls12, .tls13]
 
     static func server(
