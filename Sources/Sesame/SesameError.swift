@@ -32,6 +32,7 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible {
             case cancelled = "cancelled"
             case eventLoopShutDown = "event loop shut down"
             case protocolError = "HTTP protocol error"
+            case streamReset = "HTTP/2 stream reset"
             case tooManyRedirects = "too many redirects"
             case unsupportedURL = "unsupported URL"
             case authenticationCancelled = "authentication cancelled"
@@ -107,6 +108,9 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let eventLoopShutDown = Code(.eventLoopShutDown)
         /// The server's HTTP response was malformed or exceeded a limit; the detail names what.
         public static let protocolError = Code(.protocolError)
+        /// The server ended the request's HTTP/2 stream (RST_STREAM) before the response was
+        /// complete; the detail names the error code. The connection and its other streams go on.
+        public static let streamReset = Code(.streamReset)
         /// More redirects than the configured limit.
         public static let tooManyRedirects = Code(.tooManyRedirects)
         /// The URL is not an absolute `http` or `https` URL with a host.

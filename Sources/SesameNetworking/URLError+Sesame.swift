@@ -9,7 +9,7 @@ extension URLError.Code {
         case .timeout, .connectTimeout: self = .timedOut
         case .nameResolutionFailed: self = .cannotFindHost
         case .connectFailed, .proxyConnectFailed: self = .cannotConnectToHost
-        case .connectionClosed, .connectionReset, .ioError: self = .networkConnectionLost
+        case .connectionClosed, .connectionReset, .ioError, .streamReset: self = .networkConnectionLost
         case .tooManyRedirects: self = .httpTooManyRedirects
         case .unsupportedURL: self = .unsupportedURL
         case .serverTrustRejected, .trustStoreUnavailable: self = .serverCertificateUntrusted

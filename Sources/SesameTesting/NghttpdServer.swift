@@ -1,8 +1,9 @@
 import Foundation
 
-/// `nghttpd` (Debian's `nghttp2-server`), nghttp2's own HTTP/2 server, on loopback without TLS:
-/// HTTP/2 with prior knowledge (h2c). It serves `files` from a scratch folder, and with
-/// `echoUpload` answers a request with a body by sending that body back.
+/// `nghttpd` (Debian's `nghttp2-server`), nghttp2's own HTTP/2 server, on loopback: without TLS
+/// HTTP/2 with prior knowledge (h2c), with `tls` over TLS with ALPN `h2` only. It serves `files`
+/// from a scratch folder, and with `echoUpload` answers a request with a body by sending that
+/// body back.
 public final class NghttpdServer: Sendable {
     public let port: Int
     private let process: ChildProcess
@@ -11,7 +12,18 @@ public final class NghttpdServer: Sendable {
     /// - Parameters:
     ///   - files: paths under the document root (such as "big.bin") and their contents.
     ///   - windowBits: the stream window nghttpd grants, 2^bits − 1 bytes (its `-w`); nil: its default.
-    public init(files: [String: [UInt8]] = [:], windowBits: Int? = nil, echoUpload: Bool = false) async throws {
+    ///   - maxConcurrentStreams: the streams one connection may have open at once (its `-m`).
+    ///   - tls: the certificate (with its chain) and key to serve over TLS; nil: plain h2c.
+    ///   - requiresClientCertificate: over TLS, ask for a client certificate and refuse the
+    ///     handshake without one (`--verify-client`; nghttpd does not check who issued it).
+    public init(
+        files: [String: [UInt8]] = [:],
+        windowBits: Int? = nil,
+        maxConcurrentStreams: Int? = nil,
+        echoUpload: Bool = false,
+        tls: TestIssuedCertificate? = nil,
+        requiresClientCertificate: Bool = false
+    ) async throws {
         let executable = "/usr/sbin/nghttpd"
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw TestingError("nghttpd is not installed: run scripts/install-deps.sh (Debian's nghttp2-server)")
@@ -21,15 +33,23 @@ public final class NghttpdServer: Sendable {
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         for (path, bytes) in files { try Data(bytes).write(to: root.appendingPathComponent(path)) }
         let log = directory.appendingPathComponent("nghttpd.log").path
+        var keyAndCertificate: [String]?
+        if let tls {
+            let (certificate, key) = try tls.write(to: directory, name: "server")
+            keyAndCertificate = [key, certificate]
+        }
         var lastError: (any Error)?
         for _ in 0..<5 {
             let port = LoopbackPort.unused()
-            var arguments = ["--no-tls", "-a", "127.0.0.1", "-d", root.path]
+            var arguments = ["-a", "127.0.0.1", "-d", root.path]
+            if keyAndCertificate == nil { arguments.append("--no-tls") }
+            if requiresClientCertificate { arguments.append("--verify-client") }
             if let windowBits { arguments.append("--window-bits=\(windowBits)") }
+            if let maxConcurrentStreams { arguments.append("--max-concurrent-streams=\(maxConcurrentStreams)") }
             if echoUpload { arguments.append("--echo-upload") }
             let process = try ChildProcess(
                 executable: executable,
-                arguments: arguments + [String(port)],
+                arguments: arguments + [String(port)] + (keyAndCertificate ?? []),
                 environment: ["PATH": "/usr/bin:/bin", "HOME": directory.path],
                 logPath: log
             )

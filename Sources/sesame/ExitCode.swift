@@ -45,7 +45,7 @@ enum ExitCode: Int32 {
             self = .authentication
         case .proxyAuthenticationFailed:
             self = .proxyAuthentication
-        case .protocolError, .tlsProtocolError, .tooManyRedirects:
+        case .protocolError, .streamReset, .tlsProtocolError, .tooManyRedirects:
             self = .protocolError
         case .unsupportedURL, .invalidArgument:
             self = .usage

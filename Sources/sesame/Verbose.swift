@@ -25,6 +25,8 @@ enum Verbose {
             if let status = info.stapledOCSPStatus { lines.append("* OCSP staple: \(status)") }
             if info.isSessionReused { lines.append("* TLS session resumed (trust decided again)") }
             if let client = info.clientCertificate { lines.append("* Client certificate: \(client.subject)") }
+        case .streamOpened(let origin, let id):
+            lines.append("* [HTTP/2] [\(id)] OPENED stream for \(origin)")
         case .requestHeadSent(let head):
             lines += head.split(separator: "\r\n", omittingEmptySubsequences: false).map { "> \($0)" }
             lines.append(">")

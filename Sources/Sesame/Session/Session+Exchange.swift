@@ -1,49 +1,73 @@
 import Foundation
 
 extension Session {
-    /// One exchange, sent again once on a fresh connection when a reused one proves to be closed.
+    /// One exchange, over HTTP/2 or HTTP/1.1 as the configuration and the origin allow. Sent
+    /// again, on a new connection, when the server says it did not process it (GOAWAY,
+    /// REFUSED_STREAM; HTTP_1_1_REQUIRED sends it over HTTP/1.1), and once when a reused
+    /// connection proves closed before any answer (idempotent requests only).
     func send(
         _ request: HTTPRequest,
         _ exchange: TaskStateMachine.Exchange,
         task: SessionTask,
         deadline: ContinuousClock.Instant
-    ) async throws -> ResponseBodyReader {
+    ) async throws -> any ResponseReader {
         var origin = exchange.origin
         origin.route = exchange.route
-        var attempt = 0
+        var (staleRetries, unprocessedRetries) = (0, 0)
+        var http1Only = false
         let progress = bodyProgress(for: request, task: task)
+        let replayable = request.body?.isReplayable ?? true
         while true {
-            attempt += 1
-            let lease = try await pool.acquire(origin, deadline: deadline) { [self] origin, deadline in
-                try await openConnection(origin, for: task, deadline: deadline)
-            }
-            if let observer = configuration.eventObserver {
-                let connection = lease.connection
-                observer(
-                    .connected(
-                        origin: origin.description,
-                        remoteAddress: connection.remoteAddressDescription,
-                        reused: lease.isReused
+            switch try await carrier(for: origin, task: task, deadline: deadline, http1Only: http1Only) {
+            case .http1(let lease):
+                observeConnected(lease.connection, origin: origin, reused: lease.isReused)
+                do {
+                    return try await HTTP1Exchange.send(
+                        request,
+                        target: exchange.target,
+                        on: lease,
+                        pool: pool,
+                        settings: exchangeSettings,
+                        deadline: deadline,
+                        progress: progress
                     )
-                )
-                if !lease.isReused, let info = connection.tlsInfo {
-                    observer(.tlsEstablished(origin: origin.description, info: info))
+                } catch let stale as HTTP1Exchange.StaleConnection {
+                    staleRetries += 1
+                    guard staleRetries == 1, request.isIdempotent, replayable else { throw stale.underlying }
+                }
+            case .http2(let connection, let reused):
+                observeConnected(connection.connection, origin: origin, reused: reused)
+                do {
+                    return try await HTTP2Exchange.send(
+                        request,
+                        target: exchange.target,
+                        on: connection,
+                        settings: exchangeSettings,
+                        deadline: deadline,
+                        progress: progress
+                    )
+                } catch let unprocessed as HTTP2Exchange.Unprocessed {
+                    unprocessedRetries += 1
+                    // A closed connection may have carried the request to the server; GOAWAY and
+                    // the stream errors say it did not.
+                    let mayRetry = unprocessed.certain || (reused && request.isIdempotent)
+                    guard unprocessedRetries <= 3, replayable, mayRetry else { throw unprocessed.underlying }
+                    if unprocessed.requiresHTTP1 {
+                        http2Pool.speaksHTTP1(origin)
+                        http1Only = true
+                    }
                 }
             }
-            do {
-                return try await HTTP1Exchange.send(
-                    request,
-                    target: exchange.target,
-                    on: lease,
-                    pool: pool,
-                    settings: exchangeSettings,
-                    deadline: deadline,
-                    progress: progress
-                )
-            } catch let stale as HTTP1Exchange.StaleConnection {
-                let replayable = request.body?.isReplayable ?? true
-                guard attempt == 1, request.isIdempotent, replayable else { throw stale.underlying }
-            }
+        }
+    }
+
+    private func observeConnected(_ connection: Connection, origin: Origin, reused: Bool) {
+        guard let observer = configuration.eventObserver else { return }
+        observer(
+            .connected(origin: origin.description, remoteAddress: connection.remoteAddressDescription, reused: reused)
+        )
+        if !reused, let info = connection.tlsInfo {
+            observer(.tlsEstablished(origin: origin.description, info: info))
         }
     }
 
@@ -83,6 +107,7 @@ extension HTTP1Exchange.Settings {
         if let observer = configuration.eventObserver {
             onWireEvent = { @Sendable event in
                 switch event {
+                case .streamOpened(let origin, let id): observer(.streamOpened(origin: origin, streamID: id))
                 case .requestHeadSent(let head): observer(.requestHeadSent(head))
                 case .responseHeadReceived(let head): observer(.responseHeadReceived(head))
                 }

@@ -6,7 +6,8 @@ extension Session {
     func openConnection(
         _ origin: Origin,
         for task: SessionTask?,
-        deadline: ContinuousClock.Instant? = nil
+        deadline: ContinuousClock.Instant? = nil,
+        offersHTTP2: Bool = false
     ) async throws -> Connection {
         let connectTimeout = connectLimit(by: deadline)
         let peer: (host: String, port: Int, usesTLS: Bool)
@@ -17,12 +18,18 @@ extension Session {
             // TLS to an HTTPS proxy is trusted like any server: the proxy's name, the session's roots.
             peer = (proxy.host, proxy.port, proxy.isTLS)
         case .tunnel(let proxy):
-            return try await openTunnel(to: origin, through: proxy, for: task, deadline: deadline)
+            return try await openTunnel(
+                to: origin,
+                through: proxy,
+                for: task,
+                deadline: deadline,
+                offersHTTP2: offersHTTP2
+            )
         }
         return try await Connection.connect(
             host: peer.host,
             port: peer.port,
-            tls: peer.usesTLS ? configuration.tls : nil,
+            tls: peer.usesTLS ? (origin.route == .direct ? originTLS(offersHTTP2: offersHTTP2) : proxyTLS) : nil,
             hooks: handshakeHooks(for: task),
             connectTimeout: connectTimeout,
             inlineWaitLimit: configuration.inlineWaitLimit,
@@ -43,7 +50,8 @@ extension Session {
         to origin: Origin,
         through proxy: ProxyEndpoint,
         for task: SessionTask?,
-        deadline: ContinuousClock.Instant?
+        deadline: ContinuousClock.Instant?,
+        offersHTTP2: Bool
     ) async throws
         -> Connection
     {
@@ -72,7 +80,7 @@ extension Session {
             let connection = try await Connection.connect(
                 host: proxy.host,
                 port: proxy.port,
-                tls: proxy.isTLS ? configuration.tls : nil,
+                tls: proxy.isTLS ? proxyTLS : nil,
                 hooks: handshakeHooks(for: task),
                 connectTimeout: connectLimit(by: deadline),
                 inlineWaitLimit: configuration.inlineWaitLimit,
@@ -130,7 +138,7 @@ extension Session {
                 try await connection.startTLS(
                     serverName: origin.host,
                     port: origin.port,
-                    tls: configuration.tls,
+                    tls: originTLS(offersHTTP2: offersHTTP2),
                     hooks: handshakeHooks(for: task),
                     alreadyReceived: leftover
                 )

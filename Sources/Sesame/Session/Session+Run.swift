@@ -47,7 +47,7 @@ extension Session {
             hasTaskDelegate: task.delegate != nil && task.delegate !== delegate,
             hasSessionDelegate: delegate != nil
         )
-        var reader: ResponseBodyReader?
+        var reader: (any ResponseReader)?
         var action = machine.start()
         while true {
             perform(machine.takeEffects())
@@ -114,7 +114,7 @@ extension Session {
 
     /// Hands the final response to the task (and its delegates), then its body to `sink`.
     private func stream(
-        _ reader: ResponseBodyReader,
+        _ reader: any ResponseReader,
         of response: HTTPResponse,
         _ task: SessionTask,
         _ notifyingDelegates: Bool,

@@ -23,6 +23,8 @@ public final class Session: Sendable {
     /// of the loop waits for it.
     public var eventLoop: EventLoop { loop }
     let pool: ConnectionPool
+    /// The session's HTTP/2 connections, and what it learned of each origin's protocol.
+    let http2Pool: HTTP2Pool
     /// The configuration's proxies, parsed once.
     let proxyRouter: ProxyRouter
     /// What each exchange needs of the configuration.
@@ -80,6 +82,7 @@ public final class Session: Sendable {
             idleTimeout: configuration.idleTimeout,
             loop: eventLoop
         )
+        http2Pool = HTTP2Pool(limit: configuration.maximumConnectionsPerHost, loop: eventLoop)
         reference.set(self)
     }
 
@@ -242,7 +245,10 @@ public final class Session: Sendable {
     }
 
     /// Closes idle connections. Tasks already running finish.
-    public func closeIdleConnections() { pool.closeIdleConnections() }
+    public func closeIdleConnections() {
+        pool.closeIdleConnections()
+        http2Pool.closeIdleConnections()
+    }
 
     // MARK: - Delegates
 

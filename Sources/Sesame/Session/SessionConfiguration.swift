@@ -31,8 +31,12 @@ public struct SessionConfiguration: Sendable {
     public var idleTimeout: Duration = .seconds(60)
     /// Header fields added to every request that does not set them itself.
     public var defaultHeaders: HTTPHeaders = ["User-Agent": "Sesame/\(Sesame.version)", "Accept": "*/*"]
-    /// TLS versions, ALPN and trust roots for `https` requests.
+    /// TLS versions and trust roots for `https` requests. A session offers the ALPN protocols
+    /// ``httpVersion`` calls for (`h2, http/1.1` or `http/1.1`), whatever
+    /// ``TLSConfiguration/applicationProtocols`` says; an HTTPS proxy is offered `http/1.1`.
     public var tls: TLSConfiguration = .makeClientConfiguration()
+    /// Which HTTP versions requests use: HTTP/2 where TLS negotiates it, by default.
+    public var httpVersion: HTTPVersionPreference = .http2
     /// How a server's certificate is judged when no delegate decides otherwise (default handling):
     /// AFNetworking's policy with pinning. nil: standard evaluation against ``tls``'s trust roots.
     public var securityPolicy: SecurityPolicy?

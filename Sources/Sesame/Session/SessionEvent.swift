@@ -12,6 +12,8 @@ public enum SessionEvent: Sendable {
     case connected(origin: String, remoteAddress: String, reused: Bool)
     /// A new TLS connection finished its handshake.
     case tlsEstablished(origin: String, info: TLSConnectionInfo)
+    /// An HTTP/2 stream was opened for a request on the connection to `origin`, as `streamID`.
+    case streamOpened(origin: String, streamID: Int)
     /// A request head was written (the lines without the final empty line).
     case requestHeadSent(String)
     /// A response head arrived (1xx and final ones).

@@ -15,6 +15,8 @@ extension HTTP1Exchange {
 
     /// A message head on the wire, as text without the final blank line.
     enum WireEvent: Sendable {
+        /// An HTTP/2 stream was opened for the request on the connection to `origin`.
+        case streamOpened(origin: String, Int)
         case requestHeadSent(String)
         case responseHeadReceived(String)
     }

@@ -2,7 +2,7 @@ import Foundation
 
 /// Reads one response off a leased connection: the head, then the body (de-chunked and decoded),
 /// then gives the connection back to the pool (reusable or not). Used by one task at a time.
-final class ResponseBodyReader {
+final class ResponseBodyReader: ResponseReader {
     private let lease: ConnectionPool.Lease
     private let pool: ConnectionPool
     private let url: URL
@@ -157,7 +157,7 @@ final class ResponseBodyReader {
 
     /// Reads and drops the rest of the body (for a redirect), up to `limit` bytes; past that the
     /// connection is closed instead.
-    func discard(limit: Int = 1 << 20) async {
+    func discard(limit: Int) async {
         var dropped = 0
         do {
             while let chunk = try await next() {
@@ -203,23 +203,7 @@ final class ResponseBodyReader {
             headers: head.headers,
             url: url
         )
-        if let limit = decodedBodyLimit, !isHeadRequest {
-            // One coding other than identity is decoded; none, several or an unknown one is left as it is.
-            var (coding, count) = (Inflater.Coding?.none, 0)
-            head.headers.forEachToken(in: "Content-Encoding") { token in
-                if equalsIgnoringASCIICase(token, "identity") { return true }
-                count += 1
-                if equalsIgnoringASCIICase(token, "gzip") || equalsIgnoringASCIICase(token, "x-gzip") {
-                    coding = .gzip
-                } else if equalsIgnoringASCIICase(token, "deflate") {
-                    coding = .deflate
-                } else {
-                    coding = nil
-                }
-                return count == 1
-            }
-            if count == 1, let coding { inflater = try Inflater(coding: coding, limit: limit) }
-        }
+        inflater = try Inflater.forResponse(head.headers, limit: decodedBodyLimit, isHeadRequest: isHeadRequest)
         self.response = response
     }
 

@@ -166,6 +166,14 @@ final class HTTP2Session {
         }
     }
 
+    /// True when frames wait to be sent (a request's body held back for its window does not count).
+    var wantsWrite: Bool { nghttp2_session_want_write(session) != 0 }
+
+    /// The name RFC 9113 section 7 gives an error code, such as "REFUSED_STREAM".
+    static func errorName(_ code: UInt32) -> String {
+        String(cString: nghttp2_http2_strerror(code))
+    }
+
     /// True while the session has frames to send or expects frames (false once both sides are done).
     var isAlive: Bool { nghttp2_session_want_read(session) != 0 || nghttp2_session_want_write(session) != 0 }
 

@@ -95,6 +95,13 @@ final class ConnectionPool: Sendable {
         }
     }
 
+    /// A lease on a connection opened outside the pool (one that was to learn whether its origin
+    /// speaks HTTP/2, and speaks HTTP/1.1): from here on it is the pool's like any other.
+    func adopt(_ connection: Connection, for origin: Origin) -> Lease {
+        machine.withLock { $0.adopted(origin) }
+        return Lease(connection: connection, origin: origin, isReused: false)
+    }
+
     /// Gives a leased connection back. A connection that is not reusable is closed.
     func release(_ lease: Lease, reusable: Bool) {
         if !reusable { close([lease.connection]) }

@@ -73,6 +73,12 @@ struct PoolStateMachine<Connection: AnyObject> {
         }
     }
 
+    /// A connection opened for `origin` outside the pool (to learn its protocol) is now in use
+    /// and counted like one the pool opened.
+    mutating func adopted(_ origin: Origin) {
+        origins[origin, default: PerOrigin()].leased += 1
+    }
+
     /// A connection opened for `origin` is now in use.
     mutating func opened(_ origin: Origin) {
         origins[origin, default: PerOrigin()].opening -= 1

@@ -1,0 +1,46 @@
+/// One response as the layer above reads it, whichever protocol carries it: the final head, then
+/// the body a piece at a time. HTTP/1.1 reads it off a leased connection
+/// (``ResponseBodyReader``), HTTP/2 off one stream of a shared connection (`HTTP2ResponseReader`).
+/// Used by one task at a time.
+protocol ResponseReader: AnyObject {
+    /// The final response head, once it arrived.
+    var response: HTTPResponse? { get }
+    /// How many bytes ``next()`` still delivers, when the framing says and the body is not
+    /// decoded; nil otherwise.
+    var bodyLength: Int? { get }
+    /// The next piece of the (decoded) body, or nil at its end.
+    func next() async throws -> [UInt8]?
+    /// Reads and drops the rest of the body (a redirect's), up to `limit` bytes; past that the
+    /// response is abandoned instead.
+    func discard(limit: Int) async
+    /// Gives up on the response: what carried it is not used for it again.
+    func abandon()
+}
+
+extension ResponseReader {
+    func discard() async { await discard(limit: 1 << 20) }
+}
+
+extension Inflater {
+    /// The decoder for a response's body: one coding other than identity (gzip, x-gzip,
+    /// deflate) is decoded; none, several or an unknown one is left as it is. nil also when
+    /// `limit` is nil (decoding is off) or the response has no body (a HEAD request's).
+    static func forResponse(_ headers: HTTPHeaders, limit: Int?, isHeadRequest: Bool) throws -> Inflater? {
+        guard let limit, !isHeadRequest else { return nil }
+        var (coding, count) = (Inflater.Coding?.none, 0)
+        headers.forEachToken(in: "Content-Encoding") { token in
+            if equalsIgnoringASCIICase(token, "identity") { return true }
+            count += 1
+            if equalsIgnoringASCIICase(token, "gzip") || equalsIgnoringASCIICase(token, "x-gzip") {
+                coding = .gzip
+            } else if equalsIgnoringASCIICase(token, "deflate") {
+                coding = .deflate
+            } else {
+                coding = nil
+            }
+            return count == 1
+        }
+        guard count == 1, let coding else { return nil }
+        return try Inflater(coding: coding, limit: limit)
+    }
+}

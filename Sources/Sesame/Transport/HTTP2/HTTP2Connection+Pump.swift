@@ -1,0 +1,251 @@
+// The connection's two movers: the read pump (frames in, to their streams) and the writer (what
+// the session has to send, out, by one task at a time so that frames keep their order), with
+// what ends the connection (failure, GOAWAY, idleness).
+extension HTTP2Connection {
+    typealias Wake = [CheckedContinuation<Void, any Error>]
+
+    /// Reads until the connection ends, handing what arrives to the session and its events to
+    /// the streams.
+    func pump() async {
+        while true {
+            let bytes: [UInt8]
+            do {
+                bytes = try await connection.read(maxLength: 65_536)
+            } catch let error as SesameError {
+                fail(error)
+                return
+            } catch {
+                fail(SesameError(.ioError, "\(origin): \(error)"))
+                return
+            }
+            guard !bytes.isEmpty else {
+                fail(SesameError(.connectionClosed, "\(origin) closed the HTTP/2 connection"))
+                return
+            }
+            var wake = Wake()
+            let retire = withState { state -> Bool in
+                do {
+                    let events = try state.session.receive(bytes)
+                    return dispatch(events, &state, &wake)
+                } catch {
+                    return failLocked(&state, error, &wake)
+                }
+            }
+            for continuation in wake { continuation.resume() }
+            if retire { notifyRetired() }
+            scheduleFlush()
+        }
+    }
+
+    /// Hands events to their streams; returns true when they retired the connection just now.
+    func dispatch(_ events: [HTTP2Session.Event], _ state: inout State, _ wake: inout Wake) -> Bool {
+        var retiredNow = false
+        for event in events {
+            switch event {
+            case .settings(let maxConcurrentStreams):
+                state.maxConcurrentStreams = max(1, min(maxConcurrentStreams, 1000))
+            case .head(let id, let status, let fields):
+                update(id, &state, &wake) { $0.append(.head(status: status, fields: fields)) }
+            case .data(let id, let bytes):
+                if state.streams[id] == nil {
+                    // A stream given up on: its bytes still count against the connection's window.
+                    state.session.consumed(bytes.count, on: id)
+                } else {
+                    update(id, &state, &wake) { $0.append(.data(bytes)) }
+                }
+            case .trailers:
+                break  // nothing above reads them; nghttp2 checked them
+            case .end(let id):
+                update(id, &state, &wake) { $0.append(.end) }
+            case .reset(let id, let code, let reason):
+                let error = Self.resetError(code, reason: reason, stream: id, origin: origin)
+                update(id, &state, &wake) { $0.fail(error) }
+            case .goAway(let last, let code, let debug):
+                state.lastProcessed = last
+                let name = HTTP2Session.errorName(code)
+                let said = debug.isEmpty ? name : "\(name): \(debug)"
+                let error = SesameError(.connectionClosed, "\(origin) went away (GOAWAY \(said)) before this request")
+                for id in state.streams.keys where id > last {
+                    update(id, &state, &wake) {
+                        $0.fail(HTTP2Exchange.Unprocessed(error, certain: true, requiresHTTP1: code == 0xd))
+                    }
+                }
+                if !state.retired {
+                    state.retired = true
+                    retiredNow = true
+                }
+            case .pingAcknowledged:
+                wake += state.pingWaiters
+                state.pingWaiters.removeAll()
+            }
+        }
+        return retiredNow
+    }
+
+    private func update(
+        _ id: Int32,
+        _ state: inout State,
+        _ wake: inout Wake,
+        _ change: (inout HTTP2StreamState) -> Void
+    ) {
+        guard var stream = state.streams[id] else { return }
+        change(&stream)
+        stream.takeWaiters(&wake)
+        state.streams[id] = stream
+    }
+
+    /// The error a stream's RST_STREAM stands for: REFUSED_STREAM and HTTP_1_1_REQUIRED leave
+    /// the request unprocessed (RFC 9113 section 8.7), so it may be sent again.
+    static func resetError(_ code: UInt32, reason: String?, stream: Int32, origin: Origin) -> any Error {
+        let name = HTTP2Session.errorName(code)
+        let error = SesameError(
+            .streamReset,
+            "\(origin) reset stream \(stream) (\(name))\(reason.map { ": \($0)" } ?? "")"
+        )
+        switch code {
+        case 0x7: return HTTP2Exchange.Unprocessed(error, certain: true)
+        case 0xd: return HTTP2Exchange.Unprocessed(error, certain: true, requiresHTTP1: true)
+        default: return error
+        }
+    }
+
+    /// The connection failed: every open stream fails with it. A stream that received nothing
+    /// when the peer closed or reset the connection may be sent again (idempotent requests only:
+    /// the server may have processed it).
+    func fail(_ error: SesameError) {
+        var wake = Wake()
+        let retire = withState { failLocked(&$0, error, &wake) }
+        for continuation in wake { continuation.resume() }
+        if retire { notifyRetired() }
+        close()
+    }
+
+    func failLocked(_ state: inout State, _ error: any Error, _ wake: inout Wake) -> Bool {
+        let failure = error as? SesameError ?? SesameError(.protocolError, "\(origin): \(error)")
+        if state.failure == nil { state.failure = failure }
+        let lost = [SesameError.Code.connectionClosed, .connectionReset, .ioError].contains(failure.code)
+        for id in state.streams.keys {
+            update(id, &state, &wake) { stream in
+                stream.fail(
+                    lost && !stream.receivedAny ? HTTP2Exchange.Unprocessed(failure, certain: false) : failure
+                )
+            }
+        }
+        for waiter in state.pingWaiters { waiter.resume(throwing: failure) }
+        state.pingWaiters.removeAll()
+        guard !state.retired else { return false }
+        state.retired = true
+        return true
+    }
+
+    // MARK: Writing
+
+    /// Starts a writer unless one runs (it will pick up what was just queued) or nothing waits.
+    func scheduleFlush() {
+        let start = withState { state -> Bool in
+            guard !state.flushing, state.failure == nil, state.session.wantsWrite else { return false }
+            state.flushing = true
+            return true
+        }
+        // The writer is a task of its own: a cancelled task's write would close the connection
+        // that every stream shares.
+        if start { Task { await self.flushLoop() } }
+    }
+
+    private func flushLoop() async {
+        while true {
+            var wake = Wake()
+            var output: [UInt8] = []
+            let retire = withState { state -> Bool in
+                var retire = false
+                do {
+                    retire = dispatch(try state.session.drainOutput(into: &output), &state, &wake)
+                } catch {
+                    retire = failLocked(&state, error, &wake)
+                    output.removeAll()
+                }
+                // Body senders waiting for room get it once their bytes went to the session's output.
+                for (id, var stream) in state.streams where stream.bodyWaiter != nil {
+                    if stream.isFinished || state.session.bufferedBody(on: id) <= Self.bodyBufferLimit,
+                        let waiter = stream.bodyWaiter
+                    {
+                        wake.append(waiter)
+                        stream.bodyWaiter = nil
+                        state.streams[id] = stream
+                    }
+                }
+                if output.isEmpty { state.flushing = false }
+                return retire
+            }
+            for continuation in wake { continuation.resume() }
+            if retire { notifyRetired() }
+            guard !output.isEmpty else { return }
+            do {
+                try await connection.write(output)
+            } catch {
+                withState { $0.flushing = false }
+                fail(error as? SesameError ?? SesameError(.ioError, "\(origin): \(error)"))
+                return
+            }
+        }
+    }
+
+    // MARK: Ending
+
+    /// Sends a PING and waits for its acknowledgement: the connection is alive.
+    func ping(timeout: Duration) async throws {
+        let timer = LoopTimer(on: connection.loop, at: .now + timeout) { [self] in
+            fail(SesameError(.timeout, "\(origin) did not answer an HTTP/2 PING within \(timeout)"))
+        }
+        defer { timer.cancel() }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let failure = withState { state -> SesameError? in
+                if let failure = state.failure { return failure }
+                state.session.ping()
+                state.pingWaiters.append(continuation)
+                return nil
+            }
+            if let failure {
+                continuation.resume(throwing: failure)
+            } else {
+                scheduleFlush()
+            }
+        }
+    }
+
+    /// Closes the connection once no stream is left: GOAWAY, then the socket. Idle connections
+    /// the pool closes come here; streams still open keep the connection until they finish.
+    func retire() {
+        let (closeNow, first) = withState { state -> (Bool, Bool) in
+            let first = !state.retired
+            if first {
+                state.retired = true
+                state.session.goAway()
+            }
+            return (state.reserved == 0, first)
+        }
+        if first { notifyRetired() }
+        scheduleFlush()
+        if closeNow { close() }
+    }
+
+    /// After `idleTimeout` without a new stream, the connection is retired.
+    func scheduleIdleClose(_ generation: Int) {
+        _ = LoopTimer(on: connection.loop, at: .now + idleTimeout) { [self] in
+            let idle = withState { $0.idleGeneration == generation && $0.reserved == 0 }
+            if idle { retire() }
+        }
+    }
+
+    func close() {
+        Task {
+            // What is still queued (a GOAWAY) goes first, unless the connection already failed.
+            var output: [UInt8] = []
+            withState { state in
+                if state.failure == nil { _ = try? state.session.drainOutput(into: &output) }
+            }
+            if !output.isEmpty { try? await connection.write(output) }
+            await connection.close()
+        }
+    }
+}

@@ -1,0 +1,240 @@
+/// One ``Connection`` carrying many HTTP/2 streams: the connection's ``HTTP2Session`` under a
+/// lock, a read pump that feeds it what arrives and hands each stream its frames, and one writer
+/// at a time that sends what the session has to send, in order.
+///
+/// Streams are reserved first (``reserve()``, within the peer's `SETTINGS_MAX_CONCURRENT_STREAMS`),
+/// then opened (``openStream(method:scheme:authority:path:fields:hasBody:)``), read through
+/// ``next(on:timeout:)`` and finished (``finish(_:)``). A stream's failure (its RST_STREAM) is
+/// that stream's alone; the connection's failure fails every open stream. Past GOAWAY, or once it
+/// failed or stayed idle for the idle timeout, the connection is retired: its pool forgets it
+/// (``onRetire``) and it closes when its last stream finishes.
+///
+/// Continuations are resumed after the lock is let go; the lock is never held across a suspension.
+final class HTTP2Connection: Sendable {
+    let connection: Connection
+    let origin: Origin
+    private let state: LockedValue<State>
+    let idleTimeout: Duration
+    /// Told once, when the connection takes no new stream any more.
+    private let onRetire: @Sendable (HTTP2Connection) -> Void
+    /// Told when a stream slot came free.
+    private let onSlotFreed: @Sendable (HTTP2Connection) -> Void
+
+    /// How much of a request body may wait in the session for the peer's window before its sender waits.
+    static let bodyBufferLimit = 65_536
+
+    struct State {
+        let session: HTTP2Session
+        var streams: [Int32: HTTP2StreamState] = [:]
+        /// Streams reserved or open, not finished.
+        var reserved = 0
+        /// The peer's limit on open streams (RFC 9113 leaves it unlimited until its SETTINGS say;
+        /// a sane bound is kept until then).
+        var maxConcurrentStreams = 100
+        /// GOAWAY's last stream: streams above it were not processed.
+        var lastProcessed: Int32?
+        var failure: SesameError?
+        var retired = false
+        var flushing = false
+        /// Changes whenever a stream is reserved, so that an idle timer set before knows it is stale.
+        var idleGeneration = 0
+        var pingWaiters: [CheckedContinuation<Void, any Error>] = []
+    }
+
+    init(
+        _ connection: Connection,
+        origin: Origin,
+        limits: HTTP2Session.Limits = HTTP2Session.Limits(),
+        idleTimeout: Duration,
+        onRetire: @escaping @Sendable (HTTP2Connection) -> Void,
+        onSlotFreed: @escaping @Sendable (HTTP2Connection) -> Void
+    ) throws {
+        self.connection = connection
+        self.origin = origin
+        self.idleTimeout = idleTimeout
+        self.onRetire = onRetire
+        self.onSlotFreed = onSlotFreed
+        state = LockedValue(State(session: try HTTP2Session(limits: limits)))
+    }
+
+    func withState<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+        try state.withLock(body)
+    }
+
+    /// Tells the pool, once (the callers check `State.retired` turned true just then).
+    func notifyRetired() { onRetire(self) }
+
+    /// Sends the connection preface and starts reading.
+    func start() {
+        scheduleFlush()
+        Task { await self.pump() }
+    }
+
+    /// Takes a stream slot when the connection has one free; false when it is full or retired.
+    func reserve() -> Bool {
+        let isOpen = !connection.isKnownClosed
+        return state.withLock { state in
+            guard isOpen, !state.retired, state.failure == nil, state.lastProcessed == nil,
+                state.reserved < state.maxConcurrentStreams
+            else { return false }
+            state.reserved += 1
+            state.idleGeneration += 1
+            return true
+        }
+    }
+
+    /// True when the connection may still be handed streams.
+    var isUsable: Bool { !connection.isKnownClosed && state.withLock { !$0.retired } }
+
+    /// How many streams are reserved or open (for tests and the pool).
+    var activeStreams: Int { state.withLock { $0.reserved } }
+
+    /// Opens a reserved stream for a request (its HEADERS go out with the next write).
+    /// - Throws: ``HTTP2Exchange/Unprocessed`` when the connection takes no new stream (the
+    ///   request can go elsewhere); ``SesameError`` for a request HTTP/2 cannot carry. Either way
+    ///   the caller gives the reservation back (``cancelReservation()``).
+    func openStream(
+        method: String,
+        scheme: String,
+        authority: String,
+        path: String,
+        fields: HTTPHeaders,
+        hasBody: Bool
+    ) throws -> Int32 {
+        let id = try state.withLock { state -> Int32 in
+            do {
+                if let failure = state.failure { throw HTTP2Exchange.Unprocessed(failure, certain: true) }
+                let id = try state.session.submitRequest(
+                    method: method,
+                    scheme: scheme,
+                    authority: authority,
+                    path: path,
+                    fields: fields,
+                    hasBody: hasBody
+                )
+                state.streams[id] = HTTP2StreamState()
+                return id
+            } catch let error as SesameError where error.code == .connectionClosed {
+                throw HTTP2Exchange.Unprocessed(error, certain: true)
+            }
+        }
+        scheduleFlush()
+        return id
+    }
+
+    /// Queues request-body bytes, then waits (up to `timeout`) while more than
+    /// ``bodyBufferLimit`` of them wait for the peer's window. Returns false when the stream no
+    /// longer takes a body (its response is complete, or it failed: the reader learns which).
+    func sendBody(_ bytes: [UInt8], on id: Int32, end: Bool, timeout: Duration) async throws -> Bool {
+        let open = state.withLock { state -> Bool in
+            guard let stream = state.streams[id], !stream.isFinished else { return false }
+            state.session.sendBody(bytes, on: id, end: end)
+            return true
+        }
+        guard open else { return false }
+        scheduleFlush()
+        let timer = LoopTimer(on: connection.loop, at: .now + timeout) { [self] in
+            interrupt(id, SesameError(.timeout, "\(origin) took no request body on stream \(id) for \(timeout)"))
+        }
+        defer { timer.cancel() }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let wait = state.withLock { state -> Bool in
+                    guard var stream = state.streams[id], !stream.isFinished,
+                        state.session.bufferedBody(on: id) > Self.bodyBufferLimit
+                    else { return false }
+                    stream.bodyWaiter = continuation
+                    state.streams[id] = stream
+                    return true
+                }
+                if !wait { continuation.resume() }
+            }
+        } onCancel: {
+            interrupt(id, SesameError(.cancelled, "the request on stream \(id) to \(origin) was cancelled"))
+        }
+        return state.withLock { $0.streams[id].map { !$0.isFinished } ?? false }
+    }
+
+    /// The next item of a stream's response, waiting up to `timeout` for it.
+    /// - Throws: the stream's failure; ``SesameError/Code/timeout`` when nothing came in time, or
+    ///   ``SesameError/Code/cancelled`` when the task was cancelled (the stream is then reset).
+    func next(on id: Int32, timeout: Duration) async throws -> HTTP2StreamState.Item {
+        while true {
+            if let item = try state.withLock({ state in try state.streams[id]?.take() }) { return item }
+            try await wait(on: id, timeout: timeout)
+        }
+    }
+
+    private func wait(on id: Int32, timeout: Duration) async throws {
+        let timer = LoopTimer(on: connection.loop, at: .now + timeout) { [self] in
+            interrupt(id, SesameError(.timeout, "\(origin) sent nothing on stream \(id) for \(timeout)"))
+        }
+        defer { timer.cancel() }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let ready = state.withLock { state -> Bool in
+                    guard var stream = state.streams[id] else { return true }
+                    if stream.hasItem { return true }
+                    stream.waiter = continuation
+                    state.streams[id] = stream
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        } onCancel: {
+            interrupt(id, SesameError(.cancelled, "the request on stream \(id) to \(origin) was cancelled"))
+        }
+    }
+
+    /// Ends a stream's wait with `error`, which the stream keeps; the stream is reset.
+    private func interrupt(_ id: Int32, _ error: SesameError) {
+        var wake: [CheckedContinuation<Void, any Error>] = []
+        state.withLock { state in
+            guard var stream = state.streams[id], !stream.isFinished else { return }
+            stream.fail(error)
+            stream.takeWaiters(&wake)
+            state.streams[id] = stream
+            state.session.cancel(id)
+        }
+        for continuation in wake { continuation.resume() }
+        scheduleFlush()
+    }
+
+    /// The reader took `count` body bytes: the peer may send that much more.
+    func consumed(_ count: Int, on id: Int32) {
+        let write = state.withLock { state -> Bool in
+            state.session.consumed(count, on: id)
+            return state.session.wantsWrite
+        }
+        if write { scheduleFlush() }
+    }
+
+    /// Gives a stream's slot back; a stream whose response is not complete is reset, and what it
+    /// had queued is counted as consumed.
+    func finish(_ id: Int32) {
+        let (closeNow, idleGeneration) = state.withLock { state -> (Bool, Int?) in
+            if let stream = state.streams.removeValue(forKey: id) {
+                // A response that is not complete, or a request body still going: the peer learns to stop.
+                if !stream.ended || state.session.outgoing[id] != nil { state.session.cancel(id) }
+                if stream.unconsumedBytes > 0 { state.session.consumed(stream.unconsumedBytes, on: id) }
+            }
+            state.reserved -= 1
+            guard state.reserved == 0 else { return (false, nil) }
+            return (state.retired, state.retired ? nil : state.idleGeneration)
+        }
+        scheduleFlush()
+        if closeNow { close() }
+        if let idleGeneration { scheduleIdleClose(idleGeneration) }
+        onSlotFreed(self)
+    }
+
+    /// Gives back a reservation no stream was opened for.
+    func cancelReservation() {
+        let closeNow = state.withLock { state -> Bool in
+            state.reserved -= 1
+            return state.reserved == 0 && state.retired
+        }
+        if closeNow { close() }
+        onSlotFreed(self)
+    }
+}

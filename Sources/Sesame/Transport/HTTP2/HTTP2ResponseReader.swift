@@ -1,0 +1,134 @@
+import Foundation
+
+/// Reads one response off its HTTP/2 stream: the head, then the body (decoded), reporting what
+/// it took so that the peer may send more, then gives the stream's slot back. Used by one task
+/// at a time.
+final class HTTP2ResponseReader: ResponseReader {
+    private let connection: HTTP2Connection
+    let stream: Int32
+    private let url: URL
+    private let isHeadRequest: Bool
+    private let decodedBodyLimit: Int?
+    private let onWireEvent: (@Sendable (HTTP1Exchange.WireEvent) -> Void)?
+    private let timeout: Duration
+    private let deadline: ContinuousClock.Instant
+    private var inflater: Inflater?
+    private var finished = false
+    private var ended = false
+    private(set) var response: HTTPResponse?
+
+    init(
+        _ connection: HTTP2Connection,
+        stream: Int32,
+        request: HTTPRequest,
+        settings: HTTP1Exchange.Settings,
+        timeout: Duration,
+        deadline: ContinuousClock.Instant
+    ) {
+        self.connection = connection
+        self.stream = stream
+        url = request.url
+        isHeadRequest = request.method.caseInsensitiveEquals("HEAD")
+        decodedBodyLimit = settings.decodedBodyLimit
+        onWireEvent = settings.onWireEvent
+        self.timeout = timeout
+        self.deadline = deadline
+    }
+
+    deinit {
+        if !finished { connection.finish(stream) }
+    }
+
+    /// Reads until the final response head (informational ones are reported and passed over).
+    func readHead() async throws {
+        while response == nil {
+            switch try await nextItem() {
+            case .head(let status, let fields):
+                report(status, fields)
+                guard status >= 200 else { continue }
+                inflater = try Inflater.forResponse(fields, limit: decodedBodyLimit, isHeadRequest: isHeadRequest)
+                response = HTTPResponse(status: status, reason: "", version: "HTTP/2", headers: fields, url: url)
+            case .data, .end:
+                throw SesameError(.protocolError, "HTTP/2: stream \(stream) ended before its response head")
+            }
+        }
+    }
+
+    var bodyLength: Int? {
+        guard inflater == nil, !ended, let response else { return nil }
+        if isHeadRequest || response.status == 204 || response.status == 304 { return 0 }
+        // nghttp2 checks that DATA frames add up to Content-Length (RFC 9113 section 8.1.1).
+        return response.headers.first("Content-Length").flatMap { Int($0) }
+    }
+
+    func next() async throws -> [UInt8]? {
+        do {
+            while true {
+                if let inflater, !inflater.needsInput, let piece = try inflater.nextPiece() { return piece }
+                if ended { return nil }
+                switch try await nextItem() {
+                case .data(let bytes):
+                    connection.consumed(bytes.count, on: stream)
+                    if let inflater {
+                        inflater.feed(bytes)
+                        continue
+                    }
+                    return bytes
+                case .end:
+                    try inflater?.finish()
+                    ended = true
+                    release()
+                    return nil
+                case .head:
+                    throw SesameError(.protocolError, "HTTP/2: a second response head arrived on stream \(stream)")
+                }
+            }
+        } catch {
+            abandon()
+            throw error
+        }
+    }
+
+    func discard(limit: Int) async {
+        var dropped = 0
+        do {
+            while let chunk = try await next() {
+                dropped += chunk.count
+                if dropped > limit {
+                    abandon()
+                    return
+                }
+            }
+        } catch {
+            abandon()
+        }
+    }
+
+    /// Resets the stream unless its response is complete; the connection goes on.
+    func abandon() { release() }
+
+    private func release() {
+        guard !finished else { return }
+        finished = true
+        connection.finish(stream)
+    }
+
+    /// The stream's next item, within the idle timeout and the task's overall deadline.
+    private func nextItem() async throws -> HTTP2StreamState.Item {
+        let remaining = ContinuousClock.now.duration(to: deadline)
+        guard remaining > .zero else {
+            throw SesameError(.timeout, "the task did not finish within the resource timeout")
+        }
+        do {
+            return try await connection.next(on: stream, timeout: min(timeout, remaining))
+        } catch let error as SesameError where error.code == .timeout && remaining < timeout {
+            throw SesameError(.timeout, "the task did not finish within the resource timeout")
+        }
+    }
+
+    private func report(_ status: Int, _ fields: HTTPHeaders) {
+        guard let onWireEvent else { return }
+        let lines = ["HTTP/2 \(status)"] + fields.map { "\($0.name): \($0.value)" }
+        onWireEvent(.responseHeadReceived(lines.joined(separator: "\r\n")))
+    }
+}

@@ -1,0 +1,172 @@
+import Foundation
+import SesameTesting
+import Testing
+
+@testable import Sesame
+
+/// Sessions over HTTP/2 against nghttpd (nghttp2's server): prior knowledge on plain TCP, ALPN
+/// over TLS, many streams on one connection, a connection per full set of streams, uploads
+/// through a small window, server trust and client certificates in the handshake.
+@Suite(.serialized) struct HTTP2RequestTests {
+    static let pki: TestPKI = {
+        try! TestPKI()  // safe: nothing can be tested without it
+    }()
+
+    static let big = [UInt8]((0..<(1_536 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11) })
+
+    func session(_ adjust: (inout SessionConfiguration) -> Void = { _ in }) -> Session {
+        var configuration = SessionConfiguration.default
+        configuration.tls.trustRoots = .anchors([Self.pki.root.certificate])
+        configuration.proxy = .none
+        configuration.cookieStore = nil
+        configuration.credentialStorage = nil
+        adjust(&configuration)
+        return Session(configuration: configuration)
+    }
+
+    @Test func priorKnowledgeCarriesRequestsOverOneConnection() async throws {
+        let server = try await NghttpdServer(files: ["big.bin": Self.big, "small.txt": Array("hello h2\n".utf8)])
+        defer { server.stop() }
+        let events = Recorder<String>()
+        let session = session {
+            $0.httpVersion = .http2PriorKnowledge
+            $0.eventObserver = { event in
+                if case .streamOpened(_, let id) = event { events.append("stream \(id)") }
+            }
+        }
+        let base = "http://127.0.0.1:\(server.port)"
+        let (big, response) = try await session.data(from: URL(string: "\(base)/big.bin")!)
+        #expect(response.status == 200)
+        #expect(response.version == "HTTP/2")
+        #expect([UInt8](big) == Self.big)
+        let (small, _) = try await session.data(from: URL(string: "\(base)/small.txt")!)
+        #expect(String(decoding: small, as: UTF8.self) == "hello h2\n")
+        let (_, missing) = try await session.data(from: URL(string: "\(base)/missing")!)
+        #expect(missing.status == 404)
+        #expect(events.all == ["stream 1", "stream 3", "stream 5"], "one connection, streams in order")
+        #expect(session.http2Pool.connectionCount == 1)
+    }
+
+    @Test func concurrentRequestsShareStreamsAndOpenMoreConnectionsOnlyWhenFull() async throws {
+        let server = try await NghttpdServer(files: ["small.txt": Array("hello h2\n".utf8)], maxConcurrentStreams: 4)
+        defer { server.stop() }
+        let connected = Recorder<Bool>()
+        let session = session {
+            $0.httpVersion = .http2PriorKnowledge
+            $0.eventObserver = { event in
+                if case .connected(_, _, let reused) = event { connected.append(reused) }
+            }
+        }
+        // The first request learns the server's SETTINGS (4 streams at most).
+        _ = try await session.data(from: URL(string: "http://127.0.0.1:\(server.port)/small.txt")!)
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<32 {
+                group.addTask {
+                    let (data, response) = try await session.data(
+                        from: URL(string: "http://127.0.0.1:\(server.port)/small.txt")!
+                    )
+                    #expect(data.count == 9)
+                    return response.status
+                }
+            }
+            for try await status in group { #expect(status == 200) }
+        }
+        let opened = connected.all.filter { !$0 }.count
+        #expect(opened >= 2 && opened <= 6, "32 streams, 4 per connection, 6 connections at most: \(opened) opened")
+    }
+
+    @Test func uploadsGoThroughASmallWindowAndComeBackWhole() async throws {
+        let server = try await NghttpdServer(windowBits: 14, echoUpload: true)
+        defer { server.stop() }
+        let session = session { $0.httpVersion = .http2PriorKnowledge }
+        let upload = [UInt8](Self.big.prefix(1 << 20))
+        var request = HTTPRequest(url: URL(string: "http://127.0.0.1:\(server.port)/echo")!)
+        request.method = "POST"
+        request.body = .data(Data(upload))
+        let (echoed, response) = try await session.data(for: request)
+        #expect(response.status == 200)
+        #expect([UInt8](echoed) == upload)
+
+        // A streamed body of unknown length: HTTP/2 needs no chunked coding.
+        let pieces = stride(from: 0, to: upload.count, by: 50_000).map { Array(upload[$0..<min($0 + 50_000, upload.count)]) }
+        var streamed = HTTPRequest(url: URL(string: "http://127.0.0.1:\(server.port)/echo")!)
+        streamed.method = "PUT"
+        streamed.body = .stream(
+            length: nil,
+            AsyncThrowingStream { continuation in
+                for piece in pieces { continuation.yield(piece) }
+                continuation.finish()
+            }
+        )
+        let (again, _) = try await session.data(for: streamed)
+        #expect([UInt8](again) == upload)
+    }
+
+    @Test func alpnPicksHTTP2OverTLSAndTrustIsDecidedAsForHTTP1() async throws {
+        let server = try await NghttpdServer(
+            files: ["small.txt": Array("hello h2\n".utf8)],
+            tls: try Self.pki.leaf()
+        )
+        defer { server.stop() }
+        let url = URL(string: "https://localhost:\(server.port)/small.txt")!
+        let alpn = Recorder<String>()
+        let session = session {
+            $0.eventObserver = { event in
+                if case .tlsEstablished(_, let info) = event { alpn.append(info.applicationProtocol ?? "none") }
+            }
+        }
+        let (data, response) = try await session.data(from: url)
+        #expect(response.version == "HTTP/2")
+        #expect(String(decoding: data, as: UTF8.self) == "hello h2\n")
+        #expect(alpn.all == ["h2"])
+
+        // The system roots do not know the test root: refused in the handshake, as over HTTP/1.1.
+        var untrusting = SessionConfiguration.default
+        untrusting.proxy = .none
+        await #expect(throws: SesameError.self) {
+            do {
+                _ = try await Session(configuration: untrusting).data(from: url)
+            } catch let error as SesameError {
+                #expect(error.code == .serverTrustRejected, "\(error)")
+                throw error
+            }
+        }
+    }
+
+    @Test func aClientCertificateIsAskedForInTheHandshakeOverHTTP2() async throws {
+        let server = try await NghttpdServer(
+            files: ["small.txt": Array("hello h2\n".utf8)],
+            tls: try Self.pki.leaf(),
+            requiresClientCertificate: true
+        )
+        defer { server.stop() }
+        let url = URL(string: "https://localhost:\(server.port)/small.txt")!
+        await #expect(throws: SesameError.self) {
+            do {
+                _ = try await session().data(from: url)
+            } catch let error as SesameError {
+                #expect(error.code == .clientCertificateRequired, "\(error)")
+                throw error
+            }
+        }
+        let identity = try Self.pki.clientCertificate().identity()
+        let (data, response) = try await session { $0.clientIdentities = ["localhost": identity] }.data(from: url)
+        #expect(response.version == "HTTP/2")
+        #expect(String(decoding: data, as: UTF8.self) == "hello h2\n")
+    }
+
+    @Test func http1PreferenceOffersOnlyHTTP1() async throws {
+        // nghttpd speaks only h2 over TLS: offered http/1.1 alone, it ends the handshake.
+        let server = try await NghttpdServer(files: ["small.txt": Array("hello h2\n".utf8)], tls: try Self.pki.leaf())
+        defer { server.stop() }
+        let alpn = Recorder<String>()
+        let session = session {
+            $0.httpVersion = .http1_1
+            $0.eventObserver = { event in
+                if case .tlsEstablished(_, let info) = event { alpn.append(info.applicationProtocol ?? "none") }
+            }
+        }
+        _ = try? await session.data(from: URL(string: "https://localhost:\(server.port)/small.txt")!)
+        #expect(!alpn.all.contains("h2"))
+    }
+}
