@@ -52,7 +52,10 @@ public final class ApacheServer: Sendable {
                 LoadModule auth_digest_module \(modules)/mod_auth_digest.so
                 LoadModule authz_core_module \(modules)/mod_authz_core.so
                 LoadModule authz_user_module \(modules)/mod_authz_user.so
+                LoadModule http2_module \(modules)/mod_http2.so
                 \(runAs)ServerName localhost
+                Protocols h2c http/1.1
+                H2Direct on
                 Listen 127.0.0.1:\(port)
                 PidFile \(prefix.path)/run/httpd.pid
                 DefaultRuntimeDir \(prefix.path)/run

@@ -14,6 +14,9 @@ public final class NginxServer: Sendable {
     public let httpPort: Int
     /// The HTTPS port (certificate: a `localhost` leaf of the PKI, with its intermediate).
     public let httpsPort: Int
+    /// The same server as ``httpsPort`` (Basic under /basic/, redirects, gzip), with HTTP/2
+    /// offered in ALPN.
+    public let http2Port: Int
     /// The folder holding the configuration, logs and files.
     public let prefix: URL
     private let process: ChildProcess
@@ -35,7 +38,8 @@ public final class NginxServer: Sendable {
     /// not sent), `rsa` (a valid RSA-2048 leaf; the main port's is ECDSA P-256), `ocsp-good` and
     /// `ocsp-revoked` (valid leaves whose stapled OCSP response says good and revoked), and
     /// `client-certificate` (requires a client certificate from the PKI's client CA and answers
-    /// "client=SUBJECT verify=SUCCESS"; nginx answers 400 itself when none or a bad one is sent).
+    /// "client=SUBJECT verify=SUCCESS"; nginx answers 400 itself when none or a bad one is sent),
+    /// and `client-certificate-h2` (the same over HTTP/2, with the protocol after the answer).
     public let trustCasePorts: [String: Int]
 
     public init(pki: TestPKI) async throws {
@@ -76,17 +80,17 @@ public final class NginxServer: Sendable {
             ("ocsp-good", stapled, true, try pki.ocspResponse(for: stapled)),
             ("ocsp-revoked", revoked, true, try pki.ocspResponse(for: revoked, answer: .revoked(at: pki.now - 3600))),
             ("client-certificate", try pki.leaf(), true, nil),
+            ("client-certificate-h2", try pki.leaf(), true, nil),
         ]
         // The mutual-TLS case: nginx finishes every handshake and answers 400 itself when the
         // client certificate is missing or fails verification.
         let clientCAPath = prefix.appendingPathComponent("client-ca.pem")
         try Data(pki.clientCA.certificatePEM.utf8).write(to: clientCAPath)
         chmod(clientCAPath.path, 0o644)
-        let extraDirectives = [
-            "client-certificate":
-                "ssl_verify_client on; ssl_client_certificate \(clientCAPath.path); ssl_verify_depth 2;"
-        ]
-        let bodies = ["client-certificate": "client=$ssl_client_s_dn verify=$ssl_client_verify"]
+        let verifyClient = "ssl_verify_client on; ssl_client_certificate \(clientCAPath.path); ssl_verify_depth 2;"
+        let extraDirectives = ["client-certificate": verifyClient, "client-certificate-h2": verifyClient]
+        let clientBody = "client=$ssl_client_s_dn verify=$ssl_client_verify"
+        let bodies = ["client-certificate": clientBody, "client-certificate-h2": clientBody + " $server_protocol"]
         var caseFiles: [(String, String, String)] = []
         var stapleDirectives: [String: String] = [:]
         for (name, issued, withChain, staple) in cases {
@@ -104,14 +108,15 @@ public final class NginxServer: Sendable {
         var lastError: (any Error)? = nil
         for _ in 0..<5 {
             // Distinct ports: two servers on one port would silently share it (nginx picks the first).
-            let ports = LoopbackPort.unused(count: 2 + caseFiles.count)
+            let ports = LoopbackPort.unused(count: 3 + caseFiles.count)
             let http = ports[0]
             let https = ports[1]
-            let casePorts = Dictionary(uniqueKeysWithValues: zip(caseFiles.map(\.0), ports.dropFirst(2)))
+            let http2 = ports[2]
+            let casePorts = Dictionary(uniqueKeysWithValues: zip(caseFiles.map(\.0), ports.dropFirst(3)))
             let caseServers = caseFiles.map { name, certificatePath, keyPath in
                 """
                 server {
-                    listen 127.0.0.1:\(casePorts[name] ?? 0) ssl;
+                    listen 127.0.0.1:\(casePorts[name] ?? 0) ssl\(name.hasSuffix("-h2") ? " http2" : "");
                     ssl_certificate \(certificatePath);
                     ssl_certificate_key \(keyPath);
                     \(stapleDirectives[name] ?? "") \(extraDirectives[name] ?? "")
@@ -142,6 +147,7 @@ public final class NginxServer: Sendable {
                     server {
                         listen 127.0.0.1:\(http);
                         listen 127.0.0.1:\(https) ssl;
+                        listen 127.0.0.1:\(http2) ssl http2;
                         server_name localhost;
                         ssl_certificate \(certificate);
                         ssl_certificate_key \(key);
@@ -149,6 +155,10 @@ public final class NginxServer: Sendable {
                         location = /echo {
                             default_type text/plain;
                             return 200 "auth=$http_authorization cookie=$http_cookie";
+                        }
+                        location = /protocol {
+                            default_type text/plain;
+                            return 200 "$server_protocol";
                         }
                         location = /redirect { return 302 /small.txt; }
                         location = /to-other-port { return 307 http://localhost:\(http)/echo; }
@@ -186,12 +196,13 @@ public final class NginxServer: Sendable {
                 logPath: prefix.appendingPathComponent("stderr.log").path
             )
             if await LoopbackPort.waitUntilListening(
-                [http, https] + casePorts.values,
+                [http, https, http2] + casePorts.values,
                 by: process.pid,
                 isAlive: { process.isRunning }
             ) {
                 httpPort = http
                 httpsPort = https
+                http2Port = http2
                 trustCasePorts = casePorts
                 self.process = process
                 return
