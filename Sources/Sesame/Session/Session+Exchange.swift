@@ -15,10 +15,18 @@ extension Session {
         origin.route = exchange.route
         var (staleRetries, unprocessedRetries) = (0, 0)
         var http1Only = false
+        var refusedBy: HTTP2Connection?
         let progress = bodyProgress(for: request, task: task)
         let replayable = request.body?.isReplayable ?? true
         while true {
-            switch try await carrier(for: origin, task: task, deadline: deadline, http1Only: http1Only) {
+            let carrier = try await carrier(
+                for: origin,
+                task: task,
+                deadline: deadline,
+                http1Only: http1Only,
+                avoiding: refusedBy
+            )
+            switch carrier {
             case .http1(let lease):
                 observeConnected(lease.connection, origin: origin, reused: lease.isReused)
                 do {
@@ -52,6 +60,7 @@ extension Session {
                     // the stream errors say it did not.
                     let mayRetry = unprocessed.certain || (reused && request.isIdempotent)
                     guard unprocessedRetries <= 3, replayable, mayRetry else { throw unprocessed.underlying }
+                    refusedBy = connection
                     if unprocessed.requiresHTTP1 {
                         http2Pool.speaksHTTP1(origin)
                         http1Only = true

@@ -30,13 +30,14 @@ extension Session {
         for origin: Origin,
         task: SessionTask,
         deadline: ContinuousClock.Instant,
-        http1Only: Bool
+        http1Only: Bool,
+        avoiding: HTTP2Connection? = nil
     ) async throws -> Carrier {
         guard !http1Only, let mode = http2Mode(for: origin) else {
             return .http1(try await leaseHTTP1(origin, task: task, deadline: deadline))
         }
         while true {
-            switch try await http2Pool.claim(origin, deadline: deadline) {
+            switch try await http2Pool.claim(origin, deadline: deadline, avoiding: avoiding) {
             case .stream(let connection):
                 return .http2(connection, reused: true)
             case .http1:

@@ -11,6 +11,19 @@ enum HTTP2Callbacks {
         nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, dataChunk)
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, streamClosed)
         nghttp2_session_callbacks_set_error_callback2(callbacks, error)
+        nghttp2_session_callbacks_set_on_frame_send_callback(callbacks, frameSent)
+    }
+
+    /// A GOAWAY this side sends with an error code is the reason the session ended, when
+    /// nghttp2 said nothing else (a header block its HPACK decoder refused, for one).
+    static let frameSent: nghttp2_on_frame_send_callback = { _, frame, userData in
+        guard let session = session(userData), let frame, frame.pointee.hd.type == UInt8(NGHTTP2_GOAWAY.rawValue)
+        else { return 0 }
+        let code = frame.pointee.goaway.error_code
+        if code != NGHTTP2_NO_ERROR.rawValue, session.lastProblem == nil {
+            session.lastProblem = "Sesame ended the connection with GOAWAY \(HTTP2Session.errorName(code))"
+        }
+        return 0
     }
 
     static func session(_ userData: UnsafeMutableRawPointer?) -> HTTP2Session? {

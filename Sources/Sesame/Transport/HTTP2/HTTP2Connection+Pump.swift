@@ -161,7 +161,10 @@ extension HTTP2Connection {
                 do {
                     retire = dispatch(try state.session.drainOutput(into: &output), &state, &wake)
                 } catch {
+                    // The streams fail with the reason; the GOAWAY that tells the server goes out
+                    // with the close (see `close()`).
                     retire = failLocked(&state, error, &wake)
+                    state.goodbye = output
                     output.removeAll()
                 }
                 // Body senders waiting for room get it once their bytes went to the session's output.
@@ -242,6 +245,7 @@ extension HTTP2Connection {
             // What is still queued (a GOAWAY) goes first, unless the connection already failed.
             var output: [UInt8] = []
             withState { state in
+                output = state.goodbye
                 if state.failure == nil { _ = try? state.session.drainOutput(into: &output) }
             }
             if !output.isEmpty { try? await connection.write(output) }

@@ -39,6 +39,8 @@ final class HTTP2Connection: Sendable {
         /// Changes whenever a stream is reserved, so that an idle timer set before knows it is stale.
         var idleGeneration = 0
         var pingWaiters: [CheckedContinuation<Void, any Error>] = []
+        /// The GOAWAY a failed session still has to send.
+        var goodbye: [UInt8] = []
     }
 
     init(

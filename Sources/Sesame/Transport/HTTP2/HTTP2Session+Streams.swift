@@ -94,6 +94,7 @@ extension HTTP2Session {
 
     /// Says GOAWAY (NO_ERROR): no new stream, the open ones finish.
     func goAway() {
+        wentAway = true
         _ = nghttp2_session_terminate_session(session, NGHTTP2_NO_ERROR.rawValue)
     }
 

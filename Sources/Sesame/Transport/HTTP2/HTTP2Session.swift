@@ -58,6 +58,8 @@ final class HTTP2Session {
     var lastProblem: String?
     /// The peer said GOAWAY.
     var peerWentAway = false
+    /// This side said GOAWAY (``goAway()``).
+    var wentAway = false
     /// Request bodies waiting for flow control to let them go, by stream.
     var outgoing: [Int32: OutgoingBody] = [:]
 
@@ -136,8 +138,9 @@ final class HTTP2Session {
         }
         // A connection error nghttp2 found queues a GOAWAY and takes nothing more: that is this
         // session's end, whatever events came before it.
-        if nghttp2_session_want_read(session) == 0, !peerWentAway, let lastProblem {
-            throw SesameError(.protocolError, "HTTP/2: the server broke the protocol: \(lastProblem)")
+        if nghttp2_session_want_read(session) == 0, !peerWentAway, !wentAway {
+            let reason = lastProblem ?? "nghttp2 ended the session (a header block it could not decode, or a flood)"
+            throw SesameError(.protocolError, "HTTP/2: the server broke the protocol: \(reason)")
         }
         return events
     }
@@ -151,7 +154,8 @@ final class HTTP2Session {
     /// Moves the frames waiting to be sent to the end of `buffer`. Returns the events sending
     /// them caused: a stream this side reset (a protocol error in its frames) closes once its
     /// RST_STREAM is out.
-    /// - Throws: ``SesameError/Code/protocolError`` when the session failed.
+    /// - Throws: ``SesameError/Code/protocolError`` when the session failed, or ended itself for
+    ///   what the peer sent (the GOAWAY saying why is in `buffer` then).
     @discardableResult
     func drainOutput(into buffer: inout [UInt8]) throws(SesameError) -> [Event] {
         defer { events.removeAll(keepingCapacity: true) }
@@ -161,9 +165,14 @@ final class HTTP2Session {
             if count < 0 {
                 throw SesameError(.protocolError, "HTTP/2: \(String(cString: nghttp2_strerror(Int32(count))))")
             }
-            guard count > 0, let data else { return events }
+            guard count > 0, let data else { break }
             buffer.append(contentsOf: UnsafeBufferPointer(start: data, count: count))
         }
+        // A GOAWAY for a protocol error nghttp2 found ends the session once it is sent.
+        if nghttp2_session_want_read(session) == 0, !peerWentAway, !wentAway, let lastProblem {
+            throw SesameError(.protocolError, "HTTP/2: the server broke the protocol: \(lastProblem)")
+        }
+        return events
     }
 
     /// True when frames wait to be sent (a request's body held back for its window does not count).

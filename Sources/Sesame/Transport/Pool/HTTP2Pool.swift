@@ -47,14 +47,19 @@ final class HTTP2Pool: Sendable {
 
     /// A stream slot for a request to `origin`, the task of opening its next connection, or the
     /// word that it speaks HTTP/1.1; waiting (up to `deadline`) while another task opens one.
-    func claim(_ origin: Origin, deadline: ContinuousClock.Instant? = nil) async throws -> Claim {
+    /// `avoiding`: a connection not to use (it refused the request just now).
+    func claim(
+        _ origin: Origin,
+        deadline: ContinuousClock.Instant? = nil,
+        avoiding: HTTP2Connection? = nil
+    ) async throws -> Claim {
         while true {
             let (claim, id) = state.withLock { state -> (Claim?, Int) in
                 var entry = state.origins[origin, default: PerOrigin()]
                 defer { state.origins[origin] = entry }
                 if entry.speaksHTTP1 { return (.http1, 0) }
                 entry.connections.removeAll { !$0.isUsable }
-                if let connection = entry.connections.first(where: { $0.reserve() }) { return (.stream(connection), 0) }
+                if let connection = entry.connections.first(where: { $0 !== avoiding && $0.reserve() }) { return (.stream(connection), 0) }
                 if !entry.opening, entry.connections.count < limit {
                     entry.opening = true
                     return (.open, 0)

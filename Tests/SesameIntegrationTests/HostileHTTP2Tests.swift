@@ -1,0 +1,132 @@
+import Foundation
+import SesameTesting
+import Testing
+
+@testable import Sesame
+
+/// HTTP/2 servers that go away, refuse, reset, flood or never end: each failure stays with the
+/// requests it concerns, requests the server did not process are sent again, and the errors say
+/// what happened.
+@Suite(.serialized) struct HostileHTTP2Tests {
+    func session(_ adjust: (inout SessionConfiguration) -> Void = { _ in }) -> Session {
+        var configuration = SessionConfiguration.default
+        configuration.httpVersion = .http2PriorKnowledge
+        configuration.proxy = .none
+        configuration.cookieStore = nil
+        configuration.credentialStorage = nil
+        adjust(&configuration)
+        return Session(configuration: configuration)
+    }
+
+    func body(_ session: Session, _ url: URL, method: String = "GET", body: Data? = nil) async throws -> String {
+        var request = HTTPRequest(url: url)
+        request.method = method
+        if let body { request.body = .data(body) }
+        let (data, _) = try await session.data(for: request)
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    func error(_ work: () async throws -> Void) async -> SesameError? {
+        do {
+            try await work()
+            return nil
+        } catch {
+            return error as? SesameError
+        }
+    }
+
+    @Test func requestsAboveGoAwaysLastStreamAreSentAgainOnANewConnection() async throws {
+        let server = try HostileHTTP2Server { $0 == 0 ? .goAwayAfterFirstStream : .answer("second connection") }
+        defer { server.stop() }
+        let session = session()
+        let url = URL(string: "http://127.0.0.1:\(server.port)/")!
+        let bodies = try await withThrowingTaskGroup(of: String.self) { group in
+            for index in 0..<3 {
+                group.addTask {
+                    // POST too: GOAWAY says the stream was not processed, whatever its method.
+                    try await body(session, url, method: index == 2 ? "POST" : "GET", body: index == 2 ? Data("x".utf8) : nil)
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(bodies.sorted() == ["first", "second connection", "second connection"])
+        #expect(server.connectionCount == 2)
+    }
+
+    @Test func aRefusedStreamIsSentAgainEvenForAPost() async throws {
+        let server = try HostileHTTP2Server { $0 == 0 ? .refuseStreams : .answer("accepted") }
+        defer { server.stop() }
+        let url = URL(string: "http://127.0.0.1:\(server.port)/form")!
+        #expect(try await body(session(), url, method: "POST", body: Data("a=1".utf8)) == "accepted")
+    }
+
+    @Test func http11RequiredSendsTheRequestAgainOverHTTP11() async throws {
+        let server = try HostileHTTP2Server { _ in .requireHTTP1 }
+        defer { server.stop() }
+        let session = session()
+        let url = URL(string: "http://127.0.0.1:\(server.port)/")!
+        let (data, response) = try await session.data(from: url)
+        #expect(response.version == "HTTP/1.1")
+        #expect(String(decoding: data, as: UTF8.self) == "http/1.1 answer")
+        // The origin is known to want HTTP/1.1 now: the next request starts there.
+        _ = try await session.data(from: url)
+        #expect(server.http1AnswerCount == 2)
+        #expect(server.connectionCount == 3, "one HTTP/2 connection, then two HTTP/1.1 ones (Connection: close)")
+    }
+
+    @Test func aResetStreamFailsItsTaskAloneAndTheConnectionGoesOn() async throws {
+        let server = try HostileHTTP2Server { _ in .resetFirstAfterHeaders }
+        defer { server.stop() }
+        let session = session()
+        let url = URL(string: "http://127.0.0.1:\(server.port)/")!
+        let failure = await error { _ = try await session.data(from: url) }
+        #expect(failure?.code == .streamReset, "\(String(describing: failure))")
+        #expect(failure?.detail.contains("INTERNAL_ERROR") == true, "\(String(describing: failure))")
+        #expect(try await body(session, url) == "after the reset")
+        #expect(server.connectionCount == 1)
+    }
+
+    @Test func endlessContinuationFramesEndTheConnectionWithAClearError() async throws {
+        let server = try HostileHTTP2Server { _ in .endlessContinuation }
+        defer { server.stop() }
+        let failure = await error { _ = try await session().data(from: URL(string: "http://127.0.0.1:\(server.port)/")!) }
+        #expect(failure?.code == .protocolError, "\(String(describing: failure))")
+        #expect(failure?.detail.contains("HTTP/2") == true, "\(String(describing: failure))")
+    }
+
+    @Test func aHeaderBlockOverTheLimitResetsItsStream() async throws {
+        let server = try HostileHTTP2Server { _ in .hugeHeaderBlock(bytes: 100_000) }
+        defer { server.stop() }
+        let failure = await error { _ = try await session().data(from: URL(string: "http://127.0.0.1:\(server.port)/")!) }
+        #expect(failure?.code == .streamReset, "\(String(describing: failure))")
+        #expect(failure?.detail.contains("header block over 65536 bytes") == true, "\(String(describing: failure))")
+    }
+
+    @Test func aHeaderFieldTooLargeToDecodeEndsTheConnectionWithAClearError() async throws {
+        let server = try HostileHTTP2Server { _ in .hugeHeaderField(bytes: 100_000) }
+        defer { server.stop() }
+        let failure = await error { _ = try await session().data(from: URL(string: "http://127.0.0.1:\(server.port)/")!) }
+        #expect(failure?.code == .protocolError, "\(String(describing: failure))")
+        #expect(failure?.detail.contains("broke the protocol") == true, "\(String(describing: failure))")
+    }
+
+    @Test func aSettingsFloodEndsTheConnection() async throws {
+        let server = try HostileHTTP2Server { _ in .settingsFlood(count: 5_000) }
+        defer { server.stop() }
+        let failure = await error { _ = try await session().data(from: URL(string: "http://127.0.0.1:\(server.port)/")!) }
+        #expect(failure?.code == .protocolError, "\(String(describing: failure))")
+    }
+
+    @Test func aWindowThatNeverOpensTimesTheUploadOutAndTheConnectionStillAnswers() async throws {
+        let server = try HostileHTTP2Server { _ in .windowNeverOpens }
+        defer { server.stop() }
+        let session = session { $0.requestTimeout = .seconds(2) }
+        let url = URL(string: "http://127.0.0.1:\(server.port)/")!
+        let started = ContinuousClock.now
+        let failure = await error { _ = try await body(session, url, method: "PUT", body: Data(count: 200_000)) }
+        #expect(failure?.code == .timeout, "\(String(describing: failure))")
+        #expect(ContinuousClock.now - started < .seconds(30))
+        #expect(try await body(session, url) == "ok")
+        #expect(server.connectionCount == 1)
+    }
+}
