@@ -50,6 +50,9 @@ enum Usage {
           -S, --show-error           print error messages even with -s
           -L, --location             follow redirects (credentials never go to another origin)
               --max-redirs N         at most N redirects with -L (default 50; -1 unlimited)
+              --http2                HTTP/2 where TLS negotiates it (ALPN h2), else HTTP/1.1 (default)
+              --http1.1              HTTP/1.1 only
+              --http2-prior-knowledge  HTTP/2 from the first byte on http:// URLs too (h2c)
               --connect-timeout S    seconds allowed for making each connection (resolving,
                                      TCP and the TLS handshake)
           -m, --max-time S           seconds allowed for the whole transfer, connecting included

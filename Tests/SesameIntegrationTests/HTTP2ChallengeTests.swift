@@ -143,4 +143,28 @@ import Testing
         }
         #expect(session.http2Pool.connectionCount == 1, "one tunnel carries every stream")
     }
+
+    @Test func theCLIShowsTheProtocolAndStreamAndFollowsCurlsVersionFlags() async throws {
+        let nginx = try await NginxServer(pki: Self.pki)
+        defer { nginx.stop() }
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("h2-root-\(UUID().uuidString).pem")
+        try Data(Self.pki.root.certificatePEM.utf8).write(to: root)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let url = "https://localhost:\(nginx.http2Port)/basic/"
+        let http2 = try await runSesame(["-v", "--basic", "-u", "user:passwd", "--cacert", root.path, url])
+        #expect(http2.status == 0, "\(http2.stderr)")
+        #expect(http2.stdout == "basic ok user=user")
+        for line in ["* ALPN: h2", "* [HTTP/2] [1] OPENED stream for https://localhost:", "> GET /basic/ HTTP/2", "< HTTP/2 200"] {
+            #expect(http2.stderr.contains(line), "\(line) in \(http2.stderr)")
+        }
+        let http1 = try await runSesame(["-v", "--http1.1", "--basic", "-u", "user:passwd", "--cacert", root.path, url])
+        #expect(http1.stdout == "basic ok user=user")
+        #expect(http1.stderr.contains("> GET /basic/ HTTP/1.1") && !http1.stderr.contains("HTTP/2"), "\(http1.stderr)")
+
+        let nghttpd = try await NghttpdServer(files: ["small.txt": Array("hello h2c\n".utf8)])
+        defer { nghttpd.stop() }
+        let h2c = try await runSesame(["-v", "--http2-prior-knowledge", "http://127.0.0.1:\(nghttpd.port)/small.txt"])
+        #expect(h2c.stdout == "hello h2c\n", "\(h2c.stderr)")
+        #expect(h2c.stderr.contains("< HTTP/2 200"), "\(h2c.stderr)")
+    }
 }

@@ -52,6 +52,7 @@ struct FetchOptions {
     var proxyUser: UserOption?
     var proxyMethods: Set<AuthenticationMethod>?
     var noProxy: String?
+    var httpVersion: HTTPVersionPreference = .http2
 
     static let arguments = Arguments(
         valued: [
@@ -66,7 +67,7 @@ struct FetchOptions {
             "-i", "--include", "-v", "--verbose", "-s", "--silent", "-S", "--show-error", "-L", "--location", "-k",
             "--insecure", "-f", "--fail", "--basic", "--digest", "--anyauth", "-n", "--netrc", "--save-credentials",
             "--no-validate-domain", "--anchors-only", "--cert-status", "--proxy-basic", "--proxy-digest",
-            "--proxy-anyauth", "--atomic", "--remove-on-error",
+            "--proxy-anyauth", "--atomic", "--remove-on-error", "--http1.1", "--http2", "--http2-prior-knowledge",
         ]
     )
 
@@ -161,6 +162,9 @@ struct FetchOptions {
                 case "-S", "--show-error": options.showError = true
                 case "-L", "--location": options.followRedirects = true
                 case "-k", "--insecure": options.insecure = true
+                case "--http1.1": options.httpVersion = .http1_1
+                case "--http2": options.httpVersion = .http2
+                case "--http2-prior-knowledge": options.httpVersion = .http2PriorKnowledge
                 case "-f", "--fail": options.failOnHTTPError = true
                 case "--basic":
                     options.basicOnly = true

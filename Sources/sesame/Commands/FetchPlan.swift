@@ -30,6 +30,7 @@ struct FetchPlan {
         configuration.authenticationMethods = authentication.methods
         configuration.usesNetrc = options.usesNetrc
         configuration.netrcFile = options.netrcFile.map { URL(fileURLWithPath: $0) }
+        configuration.httpVersion = options.httpVersion
         let verbose = options.verbose
         configuration.eventObserver = { event in
             authentication.observe(event)
