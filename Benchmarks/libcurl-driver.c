@@ -114,6 +114,12 @@ static CURL *make(const char *url, const char *cafile, int fresh, long long *byt
         curl_mime_filedata(part, upload);
         curl_easy_setopt(easy, CURLOPT_MIMEPOST, mime);
     }
+    // SESAME_BENCH_HTTP2: HTTP/2 over TLS, and wait for the connection being made rather than
+    // opening one per handle, so that every stream shares it (as Sesame's do).
+    if (getenv("SESAME_BENCH_HTTP2")) {
+        curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+        curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 1L);
+    }
     if (fresh) {
         curl_easy_setopt(easy, CURLOPT_FRESH_CONNECT, 1L);
         curl_easy_setopt(easy, CURLOPT_FORBID_REUSE, 1L);

@@ -32,8 +32,17 @@ struct Harness {
         var throughProxy = false
         /// Sesame runs its request loop on the session's event loop (`withTaskExecutorPreference`).
         var onLoop = false
+        /// Over HTTP/2 (nginx's `http2` port: ALPN h2), streams multiplexed on one connection.
+        var http2 = false
         var flags: Flags {
-            Flags(upload: uploadsFile, pinned: pinned, mutualTLS: mutualTLS, proxy: throughProxy, onLoop: onLoop)
+            Flags(
+                upload: uploadsFile,
+                pinned: pinned,
+                mutualTLS: mutualTLS,
+                proxy: throughProxy,
+                onLoop: onLoop,
+                http2: http2
+            )
         }
     }
 
@@ -100,6 +109,15 @@ struct Harness {
             concurrency: 64,
             systemStore: false,
             onLoop: true
+        ),
+        Workload(
+            name: "HTTP/2: 64 concurrent, GET ×2000",
+            mode: "concurrent",
+            count: 2000,
+            path: "/small.txt",
+            concurrency: 64,
+            systemStore: false,
+            http2: true
         ),
         Workload(
             // 200: at 20 a run took about 50 ms, too short for this machine's noise.
@@ -215,7 +233,9 @@ struct Harness {
 
         var results: [String: [Client: [Sample]]] = [:]
         for workload in Self.workloads where only.map({ workload.name.contains($0) }) ?? true {
-            let port = workload.mutualTLS ? nginx.trustCasePorts["client-certificate"] ?? 0 : nginx.httpsPort
+            let port =
+                workload.mutualTLS
+                ? nginx.trustCasePorts["client-certificate"] ?? 0 : workload.http2 ? nginx.http2Port : nginx.httpsPort
             let url =
                 workload.onApache
                 ? "\(apache.baseURL)\(workload.path)" : "https://localhost:\(port)\(workload.path)"

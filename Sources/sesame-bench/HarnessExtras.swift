@@ -8,6 +8,8 @@ extension Harness {
         let proxy: Bool
         /// Sesame's request loop runs on the session's event loop (the documented fast path).
         let onLoop: Bool
+        /// HTTP/2 (every client multiplexes streams on one connection).
+        let http2: Bool
     }
 
     /// Where a workload's extras come from in this run.
@@ -34,6 +36,7 @@ extension Harness {
             }
             if flags.proxy { environment["SESAME_BENCH_PROXY"] = proxy }
             if flags.onLoop { environment["SESAME_BENCH_ON_LOOP"] = "1" }
+            if flags.http2 { environment["SESAME_BENCH_HTTP2"] = "1" }
             return environment
         }
 
@@ -44,6 +47,7 @@ extension Harness {
             if flags.pinned { arguments += ["--pinnedpubkey", pin] }
             if flags.mutualTLS { arguments += ["--cert", clientCertificate, "--key", clientKey] }
             if flags.proxy { arguments += ["-x", proxy, "--proxy-anyauth"] }
+            if flags.http2 { arguments += ["--http2"] }
             return arguments
         }
     }

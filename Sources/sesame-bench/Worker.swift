@@ -40,6 +40,9 @@ enum Worker {
             if let certificate = environment["SESAME_BENCH_CERT"], let key = environment["SESAME_BENCH_KEY"] {
                 configuration.clientIdentities = ["*": try Identity.load(certificateFile: certificate, keyFile: key)]
             }
+            // HTTP/2 is Sesame's default where ALPN picks it; SESAME_BENCH_HTTP2 only says the
+            // workload expects it, and the worker checks that it got it.
+            let version = environment["SESAME_BENCH_HTTP2"] != nil ? "HTTP/2" : nil
             if let proxy = environment["SESAME_BENCH_PROXY"] { configuration.proxy = ProxyConfiguration(proxy: proxy) }
             if let limit = environment["SESAME_BENCH_INLINE_WAIT_MS"].flatMap(Int.init), limit >= 0 {
                 configuration.inlineWaitLimit = .milliseconds(limit)
@@ -66,11 +69,11 @@ enum Worker {
             let startWall = ContinuousClock.now
             let startCPU = cpuSeconds()
             let work: @Sendable () async throws -> Int = {
-                guard mode == "concurrent" else { return try await fetch(session, request, times: count) }
+                guard mode == "concurrent" else { return try await fetch(session, request, times: count, version: version) }
                 return try await withThrowingTaskGroup(of: Int.self) { group in
                     for worker in 0..<concurrency {
                         let share = count / concurrency + (worker < count % concurrency ? 1 : 0)
-                        group.addTask { try await fetch(session, request, times: share) }
+                        group.addTask { try await fetch(session, request, times: share, version: version) }
                     }
                     return try await group.reduce(0, +)
                 }
@@ -90,11 +93,20 @@ enum Worker {
         }
     }
 
-    private static func fetch(_ session: Session, _ request: HTTPRequest, times: Int) async throws -> Int {
+    /// `version`: the protocol every response must have come over.
+    private static func fetch(
+        _ session: Session,
+        _ request: HTTPRequest,
+        times: Int,
+        version: String?
+    ) async throws -> Int {
         var bytes = 0
         for _ in 0..<times {
             let (data, response) = try await session.data(for: request)
             guard response.status == 200 else { throw BenchmarkError("status \(response.status)") }
+            if let version, response.version != version {
+                throw BenchmarkError("\(response.version), not \(version)")
+            }
             bytes += data.count
         }
         return bytes

@@ -126,6 +126,19 @@ extension Connection {
         }
     }
 
+    /// ``write(_:)`` for bytes several tasks share (HTTP/2 frames): the calling task's
+    /// cancellation does not fail the connection; the write ends when the bytes left or the
+    /// connection failed.
+    func writeShared(_ bytes: [UInt8]) async throws {
+        guard !bytes.isEmpty else { return }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let posted = loop.runOnLoop { self.startWrite(bytes, continuation: continuation) }
+            if !posted {
+                continuation.resume(throwing: SesameError(.eventLoopShutDown, "the event loop has shut down"))
+            }
+        }
+    }
+
     /// Sends close_notify (best effort) and closes the socket. Pending reads and writes fail with
     /// ``SesameError/Code/connectionClosed``.
     public func close() async {

@@ -93,6 +93,9 @@ public final class Connection: @unchecked Sendable {
     /// Set on the loop when the peer ended or reset the stream, or the connection failed or was
     /// closed; read by the pool before it hands out a kept-alive connection.
     let knownClosedBox = Atomic<Bool>(false)
+    /// Set once the connection carries HTTP/2: its one read, always pending, is the loop's to
+    /// serve (a caller's thread waiting for it would be held from the streams' tasks).
+    let inlineWaitsOffBox = Atomic<Bool>(false)
 
     enum Phase: Equatable {
         case idle

@@ -33,7 +33,7 @@ extension HTTP2Connection {
             }
             for continuation in wake { continuation.resume() }
             if retire { notifyRetired() }
-            scheduleFlush()
+            await flush()
         }
     }
 
@@ -140,16 +140,24 @@ extension HTTP2Connection {
 
     // MARK: Writing
 
-    /// Starts a writer unless one runs (it will pick up what was just queued) or nothing waits.
+    /// Starts a writer task unless one runs (it will pick up what was just queued) or nothing waits.
     func scheduleFlush() {
-        let start = withState { state -> Bool in
+        if claimWriter() { Task { await self.flushLoop() } }
+    }
+
+    /// Writes what waits on the calling task, unless a writer already runs (it will write it).
+    /// The writes ignore the task's cancellation (`Connection.writeShared`): they carry other
+    /// streams' frames too.
+    func flush() async {
+        if claimWriter() { await flushLoop() }
+    }
+
+    private func claimWriter() -> Bool {
+        withState { state -> Bool in
             guard !state.flushing, state.failure == nil, state.session.wantsWrite else { return false }
             state.flushing = true
             return true
         }
-        // The writer is a task of its own: a cancelled task's write would close the connection
-        // that every stream shares.
-        if start { Task { await self.flushLoop() } }
     }
 
     private func flushLoop() async {
@@ -184,7 +192,7 @@ extension HTTP2Connection {
             if retire { notifyRetired() }
             guard !output.isEmpty else { return }
             do {
-                try await connection.write(output)
+                try await connection.writeShared(output)
             } catch {
                 withState { $0.flushing = false }
                 fail(error as? SesameError ?? SesameError(.ioError, "\(origin): \(error)"))
@@ -248,7 +256,7 @@ extension HTTP2Connection {
                 output = state.goodbye
                 if state.failure == nil { _ = try? state.session.drainOutput(into: &output) }
             }
-            if !output.isEmpty { try? await connection.write(output) }
+            if !output.isEmpty { try? await connection.writeShared(output) }
             await connection.close()
         }
     }

@@ -64,6 +64,7 @@ enum HTTP2Exchange {
             deadline: deadline
         )
         do {
+            if request.body == nil { connection.requestOpened() }
             if let body = request.body {
                 let body = BodyPieces(body)
                 while let (piece, last) = try await body.next() {

@@ -29,6 +29,8 @@ struct HTTP2StreamState {
     var waiter: CheckedContinuation<Void, any Error>?
     /// The request body's sender, waiting for room.
     var bodyWaiter: CheckedContinuation<Void, any Error>?
+    /// When the current wait ends with a timeout, and what the timeout says.
+    var deadline: (at: ContinuousClock.Instant, message: String)?
 
     var hasItem: Bool { taken < items.count || failure != nil }
 
