@@ -33,6 +33,9 @@ public final class HostileHTTP2Server: @unchecked Sendable {
         case hugeHeaderField(bytes: Int)
         /// `count` SETTINGS frames at once, reading nothing in between.
         case settingsFlood(count: Int)
+        /// Answers the first request, then reads on and answers nothing at all (not even PING),
+        /// as a peer behind a NAT that dropped the connection.
+        case answerFirstThenSilent
     }
 
     public let port: Int
@@ -191,6 +194,7 @@ struct HTTP2Script {
     private var incoming: [UInt8] = []
     private var goneAway = false
     private var resetOne = false
+    private var silent = false
 
     init(peer: Peer, behavior: HostileHTTP2Server.Behavior) {
         self.peer = peer
@@ -221,6 +225,7 @@ struct HTTP2Script {
 
     /// Answers one frame of the client's; false when the connection is done with.
     private mutating func handle(_ frame: HTTP2Frames.Frame) -> Bool {
+        if silent { return true }
         switch frame.type {
         case HTTP2Frames.settings where frame.flags & HTTP2Frames.ack == 0:
             return peer.write(HTTP2Frames.frame(HTTP2Frames.settings, flags: HTTP2Frames.ack))
@@ -306,6 +311,9 @@ struct HTTP2Script {
             return peer.write(frames)
         case .settingsFlood:
             return complete ? answer(stream, "flooded") : true
+        case .answerFirstThenSilent:
+            silent = true
+            return answer(stream, "the only answer")
         }
     }
 

@@ -169,4 +169,84 @@ import Testing
         _ = try? await session.data(from: URL(string: "https://localhost:\(server.port)/small.txt")!)
         #expect(!alpn.all.contains("h2"))
     }
+
+    @Test func aReaderThatDoesNotReadHoldsAtMostTheStreamWindow() async throws {
+        let eight = [UInt8]((0..<(8 << 20)).map { UInt8(truncatingIfNeeded: $0 >> 9) })
+        let server = try await NghttpdServer(files: ["eight.bin": eight])
+        defer { server.stop() }
+        let connection = try await Connection.connect(host: "127.0.0.1", port: server.port, tls: nil)
+        let http2 = try HTTP2Connection(
+            connection,
+            origin: Origin(scheme: "http", host: "127.0.0.1", port: server.port),
+            idleTimeout: .seconds(60),
+            onRetire: { _ in },
+            onSlotFreed: { _ in }
+        )
+        http2.start()
+        #expect(http2.reserve())
+        let id = try http2.openStream(
+            method: "GET",
+            scheme: "http",
+            authority: "127.0.0.1:\(server.port)",
+            path: "/eight.bin",
+            fields: [:],
+            hasBody: false
+        )
+        http2.requestOpened()
+        try await Task.sleep(for: .milliseconds(500))
+        // The server could send 8 MiB; the 1 MiB stream window stops it until the reader takes some.
+        let held = http2.unconsumedBytes
+        #expect(held > 0 && held <= HTTP2Session.Limits().streamWindow, "\(held) bytes held")
+        var received: [UInt8] = []
+        reading: while true {
+            switch try await http2.next(on: id, timeout: .seconds(10)) {
+            case .head(let status, _): #expect(status == 200)
+            case .data(let bytes):
+                received += bytes
+                http2.consumed(bytes.count, on: id)
+            case .end: break reading
+            }
+        }
+        #expect(received == eight)
+        http2.finish(id)
+        await connection.close()
+    }
+
+    /// Takes its time over each piece of a body, and records how the task ended.
+    final class Slow: SessionTaskDelegate {
+        let done: Recorder<String>
+        init(_ done: Recorder<String>) { self.done = done }
+        func session(_ session: Session, task: SessionTask, didReceive data: Data) async {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        func session(_ session: Session, task: SessionTask, didCompleteWithError error: (any Error)?) async {
+            done.append(error.map { "\($0)" } ?? "completed")
+        }
+    }
+
+    @Test func aCancelledTaskResetsItsStreamAndTheConnectionCarriesTheNext() async throws {
+        let server = try await NghttpdServer(files: ["big.bin": Self.big, "small.txt": Array("hello h2\n".utf8)])
+        defer { server.stop() }
+        let reuses = Recorder<Bool>()
+        let session = session {
+            $0.httpVersion = .http2PriorKnowledge
+            $0.eventObserver = { event in
+                if case .connected(_, _, let reused) = event { reuses.append(reused) }
+            }
+        }
+        let base = "http://127.0.0.1:\(server.port)"
+        let done = Recorder<String>()
+        let task = session.dataTask(with: HTTPRequest(url: URL(string: "\(base)/big.bin")!), delegate: Slow(done))
+        task.resume()
+        // Cancelled in the middle of the body: some of it came, not all.
+        while task.countOfBytesReceived == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        task.cancel()
+        while done.all.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(done.all.first?.contains("cancelled") == true, "\(done.all)")
+        #expect(task.countOfBytesReceived < Int64(Self.big.count))
+        let (small, _) = try await session.data(from: URL(string: "\(base)/small.txt")!)
+        #expect(String(decoding: small, as: UTF8.self) == "hello h2\n")
+        #expect(session.http2Pool.connectionCount == 1)
+        #expect(reuses.all.filter { !$0 }.count == 1, "\(reuses.all)")
+    }
 }

@@ -129,4 +129,32 @@ import Testing
         #expect(try await body(session, url) == "ok")
         #expect(server.connectionCount == 1)
     }
+
+    @Test func anIdleConnectionThatNoLongerAnswersIsFoundOutByAPingAndReplaced() async throws {
+        let server = try HostileHTTP2Server { $0 == 0 ? .answerFirstThenSilent : .answer("a new connection") }
+        defer { server.stop() }
+        let session = session {
+            $0.http2IdlePingThreshold = .milliseconds(100)
+            $0.connectTimeout = .seconds(1)
+        }
+        let url = URL(string: "http://127.0.0.1:\(server.port)/")!
+        #expect(try await body(session, url) == "the only answer")
+        try await Task.sleep(for: .milliseconds(300))
+        let started = ContinuousClock.now
+        #expect(try await body(session, url) == "a new connection")
+        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect(server.connectionCount == 2)
+    }
+
+    @Test func aLivelyConnectionAnswersThePingAndIsKept() async throws {
+        let server = try HostileHTTP2Server { _ in .answer("kept") }
+        defer { server.stop() }
+        let session = session { $0.http2IdlePingThreshold = .milliseconds(50) }
+        let url = URL(string: "http://127.0.0.1:\(server.port)/")!
+        for _ in 0..<3 {
+            #expect(try await body(session, url) == "kept")
+            try await Task.sleep(for: .milliseconds(120))
+        }
+        #expect(server.connectionCount == 1)
+    }
 }

@@ -39,6 +39,18 @@ extension Session {
         while true {
             switch try await http2Pool.claim(origin, deadline: deadline, avoiding: avoiding) {
             case .stream(let connection):
+                // A connection that sat idle proves it is alive first (a PING), so that the
+                // request does not go into a connection a NAT or the server dropped in silence.
+                if let threshold = configuration.http2IdlePingThreshold, let idle = connection.takeIdleSpan(),
+                    idle >= threshold
+                {
+                    do {
+                        try await connection.ping(timeout: min(configuration.connectTimeout, .seconds(5)))
+                    } catch {
+                        connection.cancelReservation()  // the failed connection is retired; claim again
+                        continue
+                    }
+                }
                 return .http2(connection, reused: true)
             case .http1:
                 return .http1(try await leaseHTTP1(origin, task: task, deadline: deadline))

@@ -37,6 +37,10 @@ public struct SessionConfiguration: Sendable {
     public var tls: TLSConfiguration = .makeClientConfiguration()
     /// Which HTTP versions requests use: HTTP/2 where TLS negotiates it, by default.
     public var httpVersion: HTTPVersionPreference = .http2
+    /// An HTTP/2 connection left without streams at least this long is sent a PING before it
+    /// carries the next request; without an answer (within ``connectTimeout``, 5 s at most) it is
+    /// closed and the request goes on a new connection. nil: no check.
+    public var http2IdlePingThreshold: Duration? = .seconds(10)
     /// How a server's certificate is judged when no delegate decides otherwise (default handling):
     /// AFNetworking's policy with pinning. nil: standard evaluation against ``tls``'s trust roots.
     public var securityPolicy: SecurityPolicy?

@@ -43,6 +43,10 @@ final class HTTP2Connection: Sendable {
         var goodbye: [UInt8] = []
         /// A sweep for waits past their deadlines is scheduled.
         var sweeping = false
+        /// Since when no stream was reserved (nil: busy, or never used).
+        var idleSince: ContinuousClock.Instant?
+        /// How long it was idle before the latest reservation (see `takeIdleSpan()`).
+        var idleSpan: Duration?
     }
 
     init(
@@ -84,12 +88,28 @@ final class HTTP2Connection: Sendable {
             else { return false }
             state.reserved += 1
             state.idleGeneration += 1
+            if let since = state.idleSince {
+                state.idleSpan = since.duration(to: .now)
+                state.idleSince = nil
+            }
             return true
+        }
+    }
+
+    /// How long the connection had been idle when its first stream since was reserved, once
+    /// (for the first taker only); nil when it was busy or another taker asked.
+    func takeIdleSpan() -> Duration? {
+        state.withLock { state in
+            defer { state.idleSpan = nil }
+            return state.idleSpan
         }
     }
 
     /// True when the connection may still be handed streams.
     var isUsable: Bool { !connection.isKnownClosed && state.withLock { !$0.retired } }
+
+    /// Response body bytes received and not yet taken by readers, over every stream (for tests).
+    var unconsumedBytes: Int { state.withLock { $0.streams.values.reduce(0) { $0 + $1.unconsumedBytes } } }
 
     /// How many streams are reserved or open (for tests and the pool).
     var activeStreams: Int { state.withLock { $0.reserved } }
@@ -264,6 +284,7 @@ final class HTTP2Connection: Sendable {
             }
             state.reserved -= 1
             guard state.reserved == 0 else { return (false, nil) }
+            state.idleSince = .now
             return (state.retired, state.retired ? nil : state.idleGeneration)
         }
         scheduleFlush()
@@ -274,11 +295,14 @@ final class HTTP2Connection: Sendable {
 
     /// Gives back a reservation no stream was opened for.
     func cancelReservation() {
-        let closeNow = state.withLock { state -> Bool in
+        let (closeNow, idleGeneration) = state.withLock { state -> (Bool, Int?) in
             state.reserved -= 1
-            return state.reserved == 0 && state.retired
+            guard state.reserved == 0 else { return (false, nil) }
+            state.idleSince = .now
+            return (state.retired, state.retired ? nil : state.idleGeneration)
         }
         if closeNow { close() }
+        if let idleGeneration { scheduleIdleClose(idleGeneration) }
         onSlotFreed(self)
     }
 }
