@@ -56,7 +56,9 @@ public final class HostileHTTP2Server: @unchecked Sendable {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, listen(fd, 64) == 0 else {
             Foundation.close(fd)
@@ -138,7 +140,9 @@ public final class HostileHTTP2Server: @unchecked Sendable {
         }
         lock.withLock { http1Answers += 1 }
         let body = "http/1.1 answer"
-        peer.write(Array("HTTP/1.1 200 OK\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)".utf8))
+        peer.write(
+            Array("HTTP/1.1 200 OK\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)".utf8)
+        )
     }
 }
 
@@ -166,7 +170,9 @@ struct Peer {
     func write(_ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let sent = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }  // safe: non-empty
+            let sent = bytes.withUnsafeBytes {
+                send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
+            }  // safe: non-empty
             if sent < 0, errno == EINTR { continue }
             guard sent > 0 else { return false }
             offset += sent
@@ -183,7 +189,10 @@ struct Peer {
 
 extension [UInt8] {
     fileprivate var containsHeadEnd: Bool {
-        count >= 4 && indices.dropLast(3).contains { self[$0] == 13 && self[$0 + 1] == 10 && self[$0 + 2] == 13 && self[$0 + 3] == 10 }
+        count >= 4
+            && indices.dropLast(3).contains {
+                self[$0] == 13 && self[$0 + 1] == 10 && self[$0 + 2] == 13 && self[$0 + 3] == 10
+            }
     }
 }
 
@@ -276,7 +285,10 @@ struct HTTP2Script {
                     + HTTP2Frames.resetFrame(stream: stream, code: 0x2)
             )
         case .endlessContinuation:
-            guard peer.write(HTTP2Frames.frame(HTTP2Frames.headers, stream: stream, HTTP2Frames.block([(":status", "200")])))
+            guard
+                peer.write(
+                    HTTP2Frames.frame(HTTP2Frames.headers, stream: stream, HTTP2Frames.block([(":status", "200")]))
+                )
             else { return false }
             let more = HTTP2Frames.frame(
                 HTTP2Frames.continuation,
@@ -292,7 +304,9 @@ struct HTTP2Script {
             if case .hugeHeaderField(let bytes) = behavior {
                 fields.append(("x-huge", String(repeating: "a", count: bytes)))
             } else if case .hugeHeaderBlock(let bytes) = behavior {
-                for index in 0..<(bytes / 1000) { fields.append(("x-field-\(index)", String(repeating: "a", count: 980))) }
+                for index in 0..<(bytes / 1000) {
+                    fields.append(("x-field-\(index)", String(repeating: "a", count: 980)))
+                }
             }
             let block = HTTP2Frames.block(fields)
             var frames: [UInt8] = []

@@ -69,7 +69,9 @@ enum Worker {
             let startWall = ContinuousClock.now
             let startCPU = cpuSeconds()
             let work: @Sendable () async throws -> Int = {
-                guard mode == "concurrent" else { return try await fetch(session, request, times: count, version: version) }
+                guard mode == "concurrent" else {
+                    return try await fetch(session, request, times: count, version: version)
+                }
                 return try await withThrowingTaskGroup(of: Int.self) { group in
                     for worker in 0..<concurrency {
                         let share = count / concurrency + (worker < count % concurrency ? 1 : 0)

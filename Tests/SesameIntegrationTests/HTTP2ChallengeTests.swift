@@ -110,7 +110,12 @@ import Testing
         #expect(delegate.counts.all == [0], "the second request was preemptive")
         try await Task.sleep(for: .milliseconds(100))
         let log = apache.accessLog
-        #expect(log == ["401 GET /digest/ok.txt HTTP/2.0", "200 GET /digest/ok.txt HTTP/2.0", "200 GET /digest/ok.txt HTTP/2.0"], "\(log)")
+        #expect(
+            log == [
+                "401 GET /digest/ok.txt HTTP/2.0", "200 GET /digest/ok.txt HTTP/2.0", "200 GET /digest/ok.txt HTTP/2.0",
+            ],
+            "\(log)"
+        )
     }
 
     @Test func aClientCertificateNginxVerifiesOverHTTP2() async throws {
@@ -154,7 +159,9 @@ import Testing
         let http2 = try await runSesame(["-v", "--basic", "-u", "user:passwd", "--cacert", root.path, url])
         #expect(http2.status == 0, "\(http2.stderr)")
         #expect(http2.stdout == "basic ok user=user")
-        for line in ["* ALPN: h2", "* [HTTP/2] [1] OPENED stream for https://localhost:", "> GET /basic/ HTTP/2", "< HTTP/2 200"] {
+        for line in [
+            "* ALPN: h2", "* [HTTP/2] [1] OPENED stream for https://localhost:", "> GET /basic/ HTTP/2", "< HTTP/2 200",
+        ] {
             #expect(http2.stderr.contains(line), "\(line) in \(http2.stderr)")
         }
         let http1 = try await runSesame(["-v", "--http1.1", "--basic", "-u", "user:passwd", "--cacert", root.path, url])

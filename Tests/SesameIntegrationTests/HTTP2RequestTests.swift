@@ -88,7 +88,9 @@ import Testing
         #expect([UInt8](echoed) == upload)
 
         // A streamed body of unknown length: HTTP/2 needs no chunked coding.
-        let pieces = stride(from: 0, to: upload.count, by: 50_000).map { Array(upload[$0..<min($0 + 50_000, upload.count)]) }
+        let pieces = stride(from: 0, to: upload.count, by: 50_000).map {
+            Array(upload[$0..<min($0 + 50_000, upload.count)])
+        }
         var streamed = HTTPRequest(url: URL(string: "http://127.0.0.1:\(server.port)/echo")!)
         streamed.method = "PUT"
         streamed.body = .stream(

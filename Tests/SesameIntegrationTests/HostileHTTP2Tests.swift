@@ -44,7 +44,12 @@ import Testing
             for index in 0..<3 {
                 group.addTask {
                     // POST too: GOAWAY says the stream was not processed, whatever its method.
-                    try await body(session, url, method: index == 2 ? "POST" : "GET", body: index == 2 ? Data("x".utf8) : nil)
+                    try await body(
+                        session,
+                        url,
+                        method: index == 2 ? "POST" : "GET",
+                        body: index == 2 ? Data("x".utf8) : nil
+                    )
                 }
             }
             return try await group.reduce(into: []) { $0.append($1) }
@@ -89,7 +94,9 @@ import Testing
     @Test func endlessContinuationFramesEndTheConnectionWithAClearError() async throws {
         let server = try HostileHTTP2Server { _ in .endlessContinuation }
         defer { server.stop() }
-        let failure = await error { _ = try await session().data(from: URL(string: "http://127.0.0.1:\(server.port)/")!) }
+        let failure = await error {
+            _ = try await session().data(from: URL(string: "http://127.0.0.1:\(server.port)/")!)
+        }
         #expect(failure?.code == .protocolError, "\(String(describing: failure))")
         #expect(failure?.detail.contains("HTTP/2") == true, "\(String(describing: failure))")
     }
@@ -97,7 +104,9 @@ import Testing
     @Test func aHeaderBlockOverTheLimitResetsItsStream() async throws {
         let server = try HostileHTTP2Server { _ in .hugeHeaderBlock(bytes: 100_000) }
         defer { server.stop() }
-        let failure = await error { _ = try await session().data(from: URL(string: "http://127.0.0.1:\(server.port)/")!) }
+        let failure = await error {
+            _ = try await session().data(from: URL(string: "http://127.0.0.1:\(server.port)/")!)
+        }
         #expect(failure?.code == .streamReset, "\(String(describing: failure))")
         #expect(failure?.detail.contains("header block over 65536 bytes") == true, "\(String(describing: failure))")
     }
@@ -105,7 +114,9 @@ import Testing
     @Test func aHeaderFieldTooLargeToDecodeEndsTheConnectionWithAClearError() async throws {
         let server = try HostileHTTP2Server { _ in .hugeHeaderField(bytes: 100_000) }
         defer { server.stop() }
-        let failure = await error { _ = try await session().data(from: URL(string: "http://127.0.0.1:\(server.port)/")!) }
+        let failure = await error {
+            _ = try await session().data(from: URL(string: "http://127.0.0.1:\(server.port)/")!)
+        }
         #expect(failure?.code == .protocolError, "\(String(describing: failure))")
         #expect(failure?.detail.contains("broke the protocol") == true, "\(String(describing: failure))")
     }
@@ -113,7 +124,9 @@ import Testing
     @Test func aSettingsFloodEndsTheConnection() async throws {
         let server = try HostileHTTP2Server { _ in .settingsFlood(count: 5_000) }
         defer { server.stop() }
-        let failure = await error { _ = try await session().data(from: URL(string: "http://127.0.0.1:\(server.port)/")!) }
+        let failure = await error {
+            _ = try await session().data(from: URL(string: "http://127.0.0.1:\(server.port)/")!)
+        }
         #expect(failure?.code == .protocolError, "\(String(describing: failure))")
     }
 

@@ -4,6 +4,15 @@ import Sesame
 // The code samples of Sources/Sesame/Docs.docc, verbatim, so that they compile with the library
 // (DocSampleTests checks that every sample in the articles is here). They are never run.
 enum DocSamples {
+    // HTTP2.md
+    static func http2() async throws {
+        var configuration = SessionConfiguration.default
+        configuration.httpVersion = .http2PriorKnowledge
+        let session = Session(configuration: configuration)
+        let (_, response) = try await session.data(from: URL(string: "http://127.0.0.1:8080/")!)
+        print(response.version)  // "HTTP/2"
+    }
+
     // GettingStarted.md
     static func gettingStarted() async throws {
         let session = Session(configuration: .default)

@@ -44,7 +44,9 @@ final class HTTP2TestPeer {
         HTTP2Frames.dataFrame(stream: stream, bytes, endStream: endStream)
     }
 
-    static func resetFrame(stream: Int32, code: UInt32) -> [UInt8] { HTTP2Frames.resetFrame(stream: stream, code: code) }
+    static func resetFrame(stream: Int32, code: UInt32) -> [UInt8] {
+        HTTP2Frames.resetFrame(stream: stream, code: code)
+    }
 
     static func goAwayFrame(lastStream: Int32, code: UInt32, debug: String = "") -> [UInt8] {
         HTTP2Frames.goAwayFrame(lastStream: lastStream, code: code, debug: debug)

@@ -50,7 +50,10 @@ enum HTTP2Exchange {
             observer(.streamOpened(origin: origin.description, Int(id)))
             let lines =
                 ["\(request.method) \(target) HTTP/2"]
-                + headers.filter { !HTTP2Session.connectionSpecific.contains($0.name.lowercased()) || $0.name.caseInsensitiveEquals("Host") }
+                + headers.filter {
+                    !HTTP2Session.connectionSpecific.contains($0.name.lowercased())
+                        || $0.name.caseInsensitiveEquals("Host")
+                }
                 .map { "\($0.name): \($0.value)" }
             observer(.requestHeadSent(lines.joined(separator: "\r\n")))
         }
@@ -170,13 +173,19 @@ final class BodyPieces {
                 guard !chunk.isEmpty else { continue }
                 streamSent += chunk.count
                 if let declared = streamDeclared, streamSent > declared {
-                    throw SesameError(.invalidArgument, "the body stream produced more than its declared \(declared) bytes")
+                    throw SesameError(
+                        .invalidArgument,
+                        "the body stream produced more than its declared \(declared) bytes"
+                    )
                 }
                 return chunk
             }
             stream = nil
             if let declared = streamDeclared, streamSent != declared {
-                throw SesameError(.invalidArgument, "the body stream produced \(streamSent) of its declared \(declared) bytes")
+                throw SesameError(
+                    .invalidArgument,
+                    "the body stream produced \(streamSent) of its declared \(declared) bytes"
+                )
             }
         }
         return nil

@@ -59,7 +59,9 @@ final class HTTP2Pool: Sendable {
                 defer { state.origins[origin] = entry }
                 if entry.speaksHTTP1 { return (.http1, 0) }
                 entry.connections.removeAll { !$0.isUsable }
-                if let connection = entry.connections.first(where: { $0 !== avoiding && $0.reserve() }) { return (.stream(connection), 0) }
+                if let connection = entry.connections.first(where: { $0 !== avoiding && $0.reserve() }) {
+                    return (.stream(connection), 0)
+                }
                 if !entry.opening, entry.connections.count < limit {
                     entry.opening = true
                     return (.open, 0)
