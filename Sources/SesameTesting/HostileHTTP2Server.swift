@@ -50,24 +50,7 @@ public final class HostileHTTP2Server: @unchecked Sendable {
     /// - Parameter behavior: what the server does on its n-th connection (from 0).
     public init(_ behavior: @escaping @Sendable (Int) -> Behavior) throws {
         self.behavior = behavior
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw TestingError("socket(): \(String(cString: strerror(errno)))") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0, listen(fd, 64) == 0 else {
-            Foundation.close(fd)
-            throw TestingError("bind/listen: \(String(cString: strerror(errno)))")
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
+        let (fd, address) = try LoopbackListener.open(backlog: 64)
         listener = fd
         port = Int(UInt16(bigEndian: address.sin_port))
         Thread { [self] in acceptLoop() }.start()

@@ -22,24 +22,9 @@ public final class StalledListener: @unchecked Sendable {
     private var closed = false
 
     public init(_ mode: Mode) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw TestingError("socket(): \(String(cString: strerror(errno)))") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0, listen(fd, mode == .neverAccepts ? 0 : 16) == 0 else {
-            Foundation.close(fd)
-            throw TestingError("bind/listen: \(String(cString: strerror(errno)))")
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
+        let opened = try LoopbackListener.open(backlog: mode == .neverAccepts ? 0 : 16)
+        let fd = opened.descriptor
+        var address = opened.address
         listener = fd
         port = Int(UInt16(bigEndian: address.sin_port))
         switch mode {

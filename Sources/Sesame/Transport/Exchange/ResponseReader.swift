@@ -10,15 +10,27 @@ protocol ResponseReader: AnyObject {
     var bodyLength: Int? { get }
     /// The next piece of the (decoded) body, or nil at its end.
     func next() async throws -> [UInt8]?
-    /// Reads and drops the rest of the body (a redirect's), up to `limit` bytes; past that the
-    /// response is abandoned instead.
-    func discard(limit: Int) async
     /// Gives up on the response: what carried it is not used for it again.
     func abandon()
 }
 
 extension ResponseReader {
-    func discard() async { await discard(limit: 1 << 20) }
+    /// Reads and drops the rest of the body (a redirect's), up to `limit` bytes; past that the
+    /// response is abandoned instead (its connection or stream is not worth the bytes).
+    func discard(limit: Int = 1 << 20) async {
+        var dropped = 0
+        do {
+            while let chunk = try await next() {
+                dropped += chunk.count
+                if dropped > limit {
+                    abandon()
+                    return
+                }
+            }
+        } catch {
+            abandon()
+        }
+    }
 }
 
 extension Inflater {

@@ -155,23 +155,6 @@ final class ResponseBodyReader: ResponseReader {
         }
     }
 
-    /// Reads and drops the rest of the body (for a redirect), up to `limit` bytes; past that the
-    /// connection is closed instead.
-    func discard(limit: Int) async {
-        var dropped = 0
-        do {
-            while let chunk = try await next() {
-                dropped += chunk.count
-                if dropped > limit {
-                    abandon()
-                    return
-                }
-            }
-        } catch {
-            abandon()
-        }
-    }
-
     /// The connection must not carry another request after this one.
     func forbidReuse() { reuseForbidden = true }
 

@@ -89,21 +89,6 @@ final class HTTP2ResponseReader: ResponseReader {
         }
     }
 
-    func discard(limit: Int) async {
-        var dropped = 0
-        do {
-            while let chunk = try await next() {
-                dropped += chunk.count
-                if dropped > limit {
-                    abandon()
-                    return
-                }
-            }
-        } catch {
-            abandon()
-        }
-    }
-
     /// Resets the stream unless its response is complete; the connection goes on.
     func abandon() { release() }
 
