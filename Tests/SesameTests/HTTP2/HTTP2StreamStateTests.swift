@@ -55,4 +55,16 @@ import Testing
         #expect(try stream.take() == nil)
         #expect(!stream.hasItem && !stream.receivedAny)
     }
+
+    @Test func endlessInformationalHeadsFailTheStream() throws {
+        var stream = HTTP2StreamState()
+        for _ in 0..<1000 { stream.append(.head(status: 103, fields: [:])) }
+        #expect(stream.isFinished)
+        var taken = 0
+        let failure = #expect(throws: SesameError.self) {
+            while try stream.take() != nil { taken += 1 }
+        }
+        #expect(taken == HTTP2StreamState.maximumInformationalHeads)
+        #expect(failure?.code == .protocolError)
+    }
 }

@@ -13,6 +13,7 @@ struct HTTP2StreamState {
 
     private var items: [Item] = []
     private var taken = 0
+    private var informationalHeads = 0
     /// Why the stream ended before its response was complete; handed over once the items that
     /// came before it are taken.
     private(set) var failure: (any Error)?
@@ -37,11 +38,25 @@ struct HTTP2StreamState {
     /// The request's stream is done with, as far as a body sender is concerned.
     var isFinished: Bool { ended || failure != nil }
 
+    /// The most informational (1xx) heads one response may have, as for HTTP/1.1.
+    static let maximumInformationalHeads = HTTP1ParserLimits().maximumInformationalResponses
+
     mutating func append(_ item: Item) {
         guard !isFinished else { return }
         receivedAny = true
         switch item {
-        case .head(let status, _): if status >= 200 { answered = true }
+        case .head(let status, _) where status < 200:
+            informationalHeads += 1
+            guard informationalHeads <= Self.maximumInformationalHeads else {
+                fail(
+                    SesameError(
+                        .protocolError,
+                        "HTTP/2: more than \(Self.maximumInformationalHeads) 1xx responses on one stream"
+                    )
+                )
+                return
+            }
+        case .head: answered = true
         case .data(let bytes): unconsumedBytes += bytes.count
         case .end: ended = true
         }
