@@ -65,6 +65,16 @@ import Testing
         #expect(try await body(session(), url, method: "POST", body: Data("a=1".utf8)) == "accepted")
     }
 
+    @Test func refusedRequestsAtTheConnectionLimitTryTheSameConnectionAndEnd() async throws {
+        let server = try HostileHTTP2Server { _ in .refuseStreams }
+        defer { server.stop() }
+        let session = session { $0.maximumConnectionsPerHost = 1 }
+        let failure = await error { _ = try await session.data(from: URL(string: "http://127.0.0.1:\(server.port)/")!) }
+        #expect(failure?.code == .streamReset, "\(String(describing: failure))")
+        #expect(failure?.detail.contains("REFUSED_STREAM") == true, "\(String(describing: failure))")
+        #expect(server.connectionCount == 1)
+    }
+
     @Test func http11RequiredSendsTheRequestAgainOverHTTP11() async throws {
         let server = try HostileHTTP2Server { _ in .requireHTTP1 }
         defer { server.stop() }

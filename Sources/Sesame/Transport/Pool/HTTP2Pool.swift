@@ -66,6 +66,12 @@ final class HTTP2Pool: Sendable {
                     entry.opening = true
                     return (.open, 0)
                 }
+                // At the limit with only the connection to avoid: it is better than none.
+                if !entry.opening, let avoiding, entry.connections.contains(where: { $0 === avoiding }),
+                    avoiding.reserve()
+                {
+                    return (.stream(avoiding), 0)
+                }
                 state.nextID += 1
                 entry.waiters[state.nextID] = .registered
                 return (nil, state.nextID)
