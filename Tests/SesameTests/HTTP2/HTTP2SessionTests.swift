@@ -240,4 +240,51 @@ import Testing
         fields.add(name: ":path", value: "/smuggled")
         #expect(throws: SesameError.self) { _ = try get(session, fields: fields) }
     }
+
+    /// However a read cuts the frames, a header block is judged as a whole: 30 KB in two frames
+    /// arrives, 70 KB resets its stream for its size, never "too many CONTINUATION frames"
+    /// (nghttp2 counted one per call that saw part of a frame header).
+    @Test(arguments: [1, 5, 9, 100])
+    func aHeaderBlockReadInSmallPiecesIsJudgedWhole(piece: Int) throws {
+        for (kilobytes, arrives) in [(30, true), (70, false)] {
+            let session = try HTTP2Session()
+            _ = try session.output()
+            let id = try session.submitRequest(
+                method: "GET",
+                scheme: "http",
+                authority: "a.test",
+                path: "/",
+                fields: [:],
+                hasBody: false
+            )
+            _ = try session.output()
+            var fields = [(":status", "200")]
+            for index in 0..<kilobytes { fields.append(("x-field-\(index)", String(repeating: "a", count: 980))) }
+            let block = HTTP2TestPeer.block(fields)
+            var frames = HTTP2TestPeer.settingsFrame()
+            var offset = 0
+            while offset < block.count {
+                let end = min(offset + 16_384, block.count)
+                let flags =
+                    (end == block.count ? HTTP2TestPeer.endHeaders : 0) | (offset == 0 ? HTTP2TestPeer.endStream : 0)
+                frames += HTTP2TestPeer.frame(
+                    offset == 0 ? HTTP2TestPeer.headers : HTTP2TestPeer.continuation,
+                    flags: flags,
+                    stream: id,
+                    Array(block[offset..<end])
+                )
+                offset = end
+            }
+            var events: [HTTP2Session.Event] = []
+            for start in stride(from: 0, to: frames.count, by: piece) {
+                events += try session.receive(Array(frames[start..<min(start + piece, frames.count)]))
+                events += try session.outputAndEvents().events
+            }
+            let answered = events.contains { if case .head(id, 200, _) = $0 { true } else { false } }
+            let reset = events.contains {
+                if case .reset(id, _, let reason) = $0 { reason?.contains("header block") == true } else { false }
+            }
+            #expect(answered == arrives && reset == !arrives, "\(kilobytes) KB in \(piece)-byte reads")
+        }
+    }
 }

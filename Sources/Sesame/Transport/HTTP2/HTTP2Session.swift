@@ -46,6 +46,8 @@ final class HTTP2Session {
 
     let limits: Limits
     let session: OpaquePointer
+    /// Holds back a frame header a read cut short (see its type).
+    var aligner = HTTP2FrameHeaderAligner()
     /// Events gathered by the callbacks during one ``receive(_:)``.
     var events: [Event] = []
     /// Header blocks being received, by stream, with their byte count so far.
@@ -127,6 +129,25 @@ final class HTTP2Session {
     func receive(_ bytes: UnsafeRawBufferPointer) throws(SesameError) -> [Event] {
         defer { events.removeAll(keepingCapacity: true) }
         guard !bytes.isEmpty else { return events }
+        let (taken, header) = aligner.completeHeld(from: bytes)
+        if let header {
+            let fed = header.withUnsafeBytes { raw in Result { () throws(SesameError) in try feed(raw) } }
+            try fed.get()
+        }
+        let rest = UnsafeRawBufferPointer(rebasing: bytes[taken...])
+        let whole = aligner.wholePrefix(of: rest)
+        try feed(UnsafeRawBufferPointer(rebasing: rest[0..<whole]))
+        // A connection error nghttp2 found queues a GOAWAY and takes nothing more: that is this
+        // session's end, whatever events came before it.
+        if nghttp2_session_want_read(session) == 0, !peerWentAway, !wentAway {
+            let reason = lastProblem ?? "nghttp2 ended the session (a header block it could not decode, or a flood)"
+            throw SesameError(.protocolError, "HTTP/2: the server broke the protocol: \(reason)")
+        }
+        return events
+    }
+
+    private func feed(_ bytes: UnsafeRawBufferPointer) throws(SesameError) {
+        guard !bytes.isEmpty else { return }
         let processed = nghttp2_session_mem_recv(
             session,
             bytes.baseAddress?.assumingMemoryBound(to: UInt8.self),
@@ -136,13 +157,6 @@ final class HTTP2Session {
             let reason = lastProblem ?? String(cString: nghttp2_strerror(Int32(processed)))
             throw SesameError(.protocolError, "HTTP/2: the server broke the protocol: \(reason)")
         }
-        // A connection error nghttp2 found queues a GOAWAY and takes nothing more: that is this
-        // session's end, whatever events came before it.
-        if nghttp2_session_want_read(session) == 0, !peerWentAway, !wentAway {
-            let reason = lastProblem ?? "nghttp2 ended the session (a header block it could not decode, or a flood)"
-            throw SesameError(.protocolError, "HTTP/2: the server broke the protocol: \(reason)")
-        }
-        return events
     }
 
     /// Processes frames from the peer, as a read returned them.
