@@ -241,11 +241,12 @@ import Testing
         #expect(throws: SesameError.self) { _ = try get(session, fields: fields) }
     }
 
-    /// However a read cuts the frames, a header block is judged as a whole: 30 KB in two frames
-    /// arrives, 70 KB resets its stream for its size, never "too many CONTINUATION frames"
-    /// (nghttp2 counted one per call that saw part of a frame header).
-    @Test(arguments: [1, 5, 9, 100])
-    func aHeaderBlockReadInSmallPiecesIsJudgedWhole(piece: Int) throws {
+    /// However a read cuts the frame headers, a header block is judged as a whole: 30 KB in two
+    /// frames arrives, 70 KB resets its stream for its size, never "too many CONTINUATION
+    /// frames" (nghttp2 counted one per call that saw part of a frame header). Each frame's
+    /// header comes in `piece`-byte reads, its payload in one.
+    @Test(arguments: [1, 4])
+    func aHeaderBlockWhoseFrameHeadersComeInPiecesIsJudgedWhole(piece: Int) throws {
         for (kilobytes, arrives) in [(30, true), (70, false)] {
             let session = try HTTP2Session()
             _ = try session.output()
@@ -261,23 +262,32 @@ import Testing
             var fields = [(":status", "200")]
             for index in 0..<kilobytes { fields.append(("x-field-\(index)", String(repeating: "a", count: 980))) }
             let block = HTTP2TestPeer.block(fields)
-            var frames = HTTP2TestPeer.settingsFrame()
+            var reads: [[UInt8]] = []
+            func add(_ frame: [UInt8]) {
+                for start in stride(from: 0, to: 9, by: piece) {
+                    reads.append(Array(frame[start..<min(start + piece, 9)]))
+                }
+                if frame.count > 9 { reads.append(Array(frame[9...])) }
+            }
+            add(HTTP2TestPeer.settingsFrame())
             var offset = 0
             while offset < block.count {
                 let end = min(offset + 16_384, block.count)
                 let flags =
                     (end == block.count ? HTTP2TestPeer.endHeaders : 0) | (offset == 0 ? HTTP2TestPeer.endStream : 0)
-                frames += HTTP2TestPeer.frame(
-                    offset == 0 ? HTTP2TestPeer.headers : HTTP2TestPeer.continuation,
-                    flags: flags,
-                    stream: id,
-                    Array(block[offset..<end])
+                add(
+                    HTTP2TestPeer.frame(
+                        offset == 0 ? HTTP2TestPeer.headers : HTTP2TestPeer.continuation,
+                        flags: flags,
+                        stream: id,
+                        Array(block[offset..<end])
+                    )
                 )
                 offset = end
             }
             var events: [HTTP2Session.Event] = []
-            for start in stride(from: 0, to: frames.count, by: piece) {
-                events += try session.receive(Array(frames[start..<min(start + piece, frames.count)]))
+            for read in reads {
+                events += try session.receive(read)
                 events += try session.outputAndEvents().events
             }
             let answered = events.contains { if case .head(id, 200, _) = $0 { true } else { false } }
