@@ -180,4 +180,17 @@ import Testing
         }
         #expect(server.connectionCount == 1)
     }
+
+    @Test func anIdleConnectionClosesAfterTheIdleTimeoutEvenAfterManyRequests() async throws {
+        let server = try HostileHTTP2Server { _ in .answer("ok") }
+        defer { server.stop() }
+        let session = session { $0.idleTimeout = .milliseconds(300) }
+        let url = URL(string: "http://127.0.0.1:\(server.port)/")!
+        for _ in 0..<20 { #expect(try await body(session, url) == "ok") }
+        #expect(session.http2Pool.connectionCount == 1)
+        try await Task.sleep(for: .milliseconds(900))
+        #expect(session.http2Pool.connectionCount == 0, "retired after 300 ms idle")
+        #expect(try await body(session, url) == "ok")
+        #expect(server.connectionCount == 2)
+    }
 }

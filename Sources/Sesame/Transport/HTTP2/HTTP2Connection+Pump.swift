@@ -241,10 +241,34 @@ extension HTTP2Connection {
     }
 
     /// After `idleTimeout` without a new stream, the connection is retired.
+    /// One idle timer at a time per connection (a timer per finished stream would keep one alive
+    /// for every request of the last idle timeout): when it fires early, because the connection
+    /// was busy in between, it is set again for what is left.
     func scheduleIdleClose(_ generation: Int) {
-        _ = LoopTimer(on: connection.loop, at: .now + idleTimeout) { [self] in
-            let idle = withState { $0.idleGeneration == generation && $0.reserved == 0 }
-            if idle { retire() }
+        let start = withState { state -> Bool in
+            guard !state.idleTimerPending else { return false }
+            state.idleTimerPending = true
+            return true
+        }
+        if start { armIdleTimer(at: .now + idleTimeout) }
+    }
+
+    private func armIdleTimer(at deadline: ContinuousClock.Instant) {
+        _ = LoopTimer(on: connection.loop, at: deadline) { [self] in
+            let now = ContinuousClock.now
+            let (expired, next) = withState { state -> (Bool, ContinuousClock.Instant?) in
+                guard state.reserved == 0, let since = state.idleSince else {
+                    state.idleTimerPending = false  // busy: the next idle moment sets it again
+                    return (false, nil)
+                }
+                if now - since >= idleTimeout {
+                    state.idleTimerPending = false
+                    return (true, nil)
+                }
+                return (false, since + idleTimeout)
+            }
+            if expired { retire() }
+            if let next { armIdleTimer(at: next) }
         }
     }
 

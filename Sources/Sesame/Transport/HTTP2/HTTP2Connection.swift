@@ -43,6 +43,8 @@ final class HTTP2Connection: Sendable {
         var goodbye: [UInt8] = []
         /// A sweep for waits past their deadlines is scheduled.
         var sweeping = false
+        /// The idle timer is set (see `scheduleIdleClose`).
+        var idleTimerPending = false
         /// Since when no stream was reserved (nil: busy, or never used).
         var idleSince: ContinuousClock.Instant?
         /// How long it was idle before the latest reservation (see `takeIdleSpan()`).
