@@ -16,13 +16,16 @@ public final class NghttpdServer: Sendable {
     ///   - tls: the certificate (with its chain) and key to serve over TLS; nil: plain h2c.
     ///   - requiresClientCertificate: over TLS, ask for a client certificate and refuse the
     ///     handshake without one (`--verify-client`; nghttpd does not check who issued it).
+    ///   - trailers: fields sent in a trailing HEADERS frame after every response that has a body
+    ///     (its `--trailer`).
     public init(
         files: [String: [UInt8]] = [:],
         windowBits: Int? = nil,
         maxConcurrentStreams: Int? = nil,
         echoUpload: Bool = false,
         tls: TestIssuedCertificate? = nil,
-        requiresClientCertificate: Bool = false
+        requiresClientCertificate: Bool = false,
+        trailers: [(String, String)] = []
     ) async throws {
         let executable = "/usr/sbin/nghttpd"
         guard FileManager.default.isExecutableFile(atPath: executable) else {
@@ -47,6 +50,7 @@ public final class NghttpdServer: Sendable {
             if let windowBits { arguments.append("--window-bits=\(windowBits)") }
             if let maxConcurrentStreams { arguments.append("--max-concurrent-streams=\(maxConcurrentStreams)") }
             if echoUpload { arguments.append("--echo-upload") }
+            arguments += trailers.map { "--trailer=\($0.0): \($0.1)" }
             let process = try ChildProcess(
                 executable: executable,
                 arguments: arguments + [String(port)] + (keyAndCertificate ?? []),

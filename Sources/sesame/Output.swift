@@ -46,6 +46,7 @@ enum Usage {
           -i, --include              print the response head before the body
           -v, --verbose              '*' lines on stderr for connection, TLS (version, cipher, peer
                                      certificate, trust result), '>' request and '<' response heads
+                                     (and the trailers after a body)
           -s, --silent               no progress bar and no error messages (see -S)
           -S, --show-error           print error messages even with -s
           -L, --location             follow redirects (credentials never go to another origin)

@@ -1,7 +1,8 @@
 import Foundation
 import Sesame
 
-/// `-v`: `*` lines for connections and TLS, `>` for the request head, `<` for response heads.
+/// `-v`: `*` lines for connections and TLS, `>` for the request head, `<` for response heads and
+/// trailers.
 enum Verbose {
     static func print(_ event: SessionEvent) {
         var lines: [String] = []
@@ -44,6 +45,13 @@ enum Verbose {
         case .credentialNotStored(let space, let error):
             lines.append("* credential for \(space) not stored: \(error)")
         }
+        FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+    }
+
+    /// The trailer fields after a body, as curl shows them: `<` lines once the body is out.
+    static func printTrailers(_ trailers: HTTPHeaders) {
+        guard !trailers.isEmpty else { return }
+        let lines = trailers.map { "< \($0.name): \($0.value)" }
         FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
     }
 

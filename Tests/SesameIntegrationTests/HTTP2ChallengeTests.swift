@@ -168,10 +168,14 @@ import Testing
         #expect(http1.stdout == "basic ok user=user")
         #expect(http1.stderr.contains("> GET /basic/ HTTP/1.1") && !http1.stderr.contains("HTTP/2"), "\(http1.stderr)")
 
-        let nghttpd = try await NghttpdServer(files: ["small.txt": Array("hello h2c\n".utf8)])
+        let nghttpd = try await NghttpdServer(
+            files: ["small.txt": Array("hello h2c\n".utf8)],
+            trailers: [("x-checksum", "crc32=0042")]
+        )
         defer { nghttpd.stop() }
         let h2c = try await runSesame(["-v", "--http2-prior-knowledge", "http://127.0.0.1:\(nghttpd.port)/small.txt"])
         #expect(h2c.stdout == "hello h2c\n", "\(h2c.stderr)")
         #expect(h2c.stderr.contains("< HTTP/2 200"), "\(h2c.stderr)")
+        #expect(h2c.stderr.hasSuffix("< x-checksum: crc32=0042\n"), "the trailer after the body: \(h2c.stderr)")
     }
 }

@@ -206,12 +206,34 @@ import Testing
             case .data(let bytes):
                 received += bytes
                 http2.consumed(bytes.count, on: id)
+            case .trailers: break
             case .end: break reading
             }
         }
         #expect(received == eight)
         http2.finish(id)
         await connection.close()
+    }
+
+    @Test func trailersAfterABodyReachTheResponseApartFromItsHeaders() async throws {
+        let server = try await NghttpdServer(
+            files: ["big.bin": Self.big, "empty.txt": []],
+            trailers: [("x-checksum", "crc32=1234abcd"), ("x-records", "3")]
+        )
+        defer { server.stop() }
+        let session = session { $0.httpVersion = .http2PriorKnowledge }
+        let base = "http://127.0.0.1:\(server.port)"
+        let (big, response) = try await session.data(from: URL(string: "\(base)/big.bin")!)
+        #expect([UInt8](big) == Self.big)
+        #expect(response.version == "HTTP/2")
+        #expect(response.trailers["X-Checksum"] == "crc32=1234abcd")
+        #expect(response.trailers["x-records"] == "3")
+        #expect(response.headers["x-checksum"] == nil, "trailers are not merged into the header section")
+        // Each stream's own trailers, on the same connection.
+        let (_, small) = try await session.data(from: URL(string: "\(base)/empty.txt")!)
+        #expect(small.status == 200)
+        #expect(small.trailers["x-records"] == "3")
+        #expect(session.http2Pool.connectionCount == 1)
     }
 
     /// Takes its time over each piece of a body, and records how the task ended.

@@ -10,6 +10,13 @@ public struct HTTPResponse: Sendable, CustomStringConvertible {
     public let version: String
     /// The header fields as received.
     public let headers: HTTPHeaders
+    /// The trailer fields that followed the body: the trailer section of a chunked HTTP/1.1 body,
+    /// or the trailing HEADERS frame of an HTTP/2 stream. Kept apart from ``headers``, never
+    /// merged into them (RFC 9110 section 6.5.1). Empty until the body has been read to its end:
+    /// the response `data(for:)` and `download(for:)` return carries them, and so does
+    /// ``SessionTask/response`` once a streamed body ended; the head handed to a delegate or with
+    /// `bytes(for:)` comes before them.
+    public internal(set) var trailers = HTTPHeaders()
     /// The URL this response answers (the last one, after redirects).
     public var url: URL { urlBox.value }
     private let urlBox: LayoutBox<URL>  // see `LayoutBox`

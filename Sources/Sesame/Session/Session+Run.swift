@@ -103,7 +103,8 @@ extension Session {
                 } catch {
                     action = machine.failed(error)
                 }
-            case .complete(let response):
+            case .complete(var response):
+                if let trailers = reader?.trailers { response.trailers = trailers }
                 return response
             case .fail(let error):
                 reader?.abandon()
@@ -135,6 +136,11 @@ extension Session {
             try await sink(chunk)
         }
         try check?.verify()
+        if !reader.trailers.isEmpty {
+            var complete = response
+            complete.trailers = reader.trailers
+            task.update(response: complete)
+        }
     }
 
     /// The route of the machine's next request and the credentials the session already keeps for it.

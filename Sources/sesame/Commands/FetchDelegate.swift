@@ -56,6 +56,7 @@ final class FetchDelegate: SessionTaskDelegate, @unchecked Sendable {
 
     func session(_ session: Session, task: SessionTask, didCompleteWithError error: (any Error)?) async {
         progress?.finish()
+        if error == nil, options.verbose, let trailers = task.response?.trailers { Verbose.printTrailers(trailers) }
         if error == nil, let undecoded, let response, let name = options.decodeCharset {
             do {
                 var serializer = StringResponseSerializer()

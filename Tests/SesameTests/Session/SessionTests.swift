@@ -48,8 +48,10 @@ func url(_ server: LocalServer, _ path: String) -> URL { URL(string: server.base
             .chunked([Array("hello ".utf8), Array("chunked ".utf8), Array("world".utf8)], trailers: [("X-Sum", "1")])
         }
         defer { origin.shutdown() }
-        let (data, _) = try await testSession().data(from: url(origin, "/"))
+        let (data, response) = try await testSession().data(from: url(origin, "/"))
         #expect(String(decoding: data, as: UTF8.self) == "hello chunked world")
+        #expect(response.trailers["x-sum"] == "1")
+        #expect(response.headers["X-Sum"] == nil, "trailers are not merged into the header section")
     }
 
     @Test func gzipBodiesAreDecoded() async throws {

@@ -10,6 +10,8 @@ protocol ResponseReader: AnyObject {
     var bodyLength: Int? { get }
     /// The next piece of the (decoded) body, or nil at its end.
     func next() async throws -> [UInt8]?
+    /// The trailer fields, once ``next()`` returned nil (empty before then, and when none came).
+    var trailers: HTTPHeaders { get }
     /// Gives up on the response: what carried it is not used for it again.
     func abandon()
 }

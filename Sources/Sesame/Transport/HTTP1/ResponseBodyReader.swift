@@ -20,6 +20,7 @@ final class ResponseBodyReader: ResponseReader {
     private var reuseForbidden = false
     private var ended = false
     private(set) var receivedAnyByte = false
+    private(set) var trailers = HTTPHeaders()
     private(set) var response: HTTPResponse?
 
     init(
@@ -137,8 +138,9 @@ final class ResponseBodyReader: ResponseReader {
                             continue
                         }
                         return bytes
-                    case .end(_, let reusable):
+                    case .end(let fields, let reusable):
                         try inflater?.finish()
+                        trailers = fields
                         ended = true
                         release(reusable: reusable && !requestAsksToClose && !lease.connection.closedWithoutNotify)
                         return nil

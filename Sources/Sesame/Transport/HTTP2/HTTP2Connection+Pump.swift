@@ -53,8 +53,9 @@ extension HTTP2Connection {
                 } else {
                     update(id, &state, &wake) { $0.append(.data(bytes)) }
                 }
-            case .trailers:
-                break  // nothing above reads them; nghttp2 checked them
+            case .trailers(let id, let fields):
+                // nghttp2 checked them (no pseudo-header; END_STREAM set).
+                update(id, &state, &wake) { $0.append(.trailers(fields)) }
             case .end(let id):
                 update(id, &state, &wake) { $0.append(.end) }
             case .reset(let id, let code, let reason):

@@ -16,6 +16,7 @@ final class HTTP2ResponseReader: ResponseReader {
     private var finished = false
     private var ended = false
     private(set) var response: HTTPResponse?
+    private(set) var trailers = HTTPHeaders()
 
     init(
         _ connection: HTTP2Connection,
@@ -48,7 +49,7 @@ final class HTTP2ResponseReader: ResponseReader {
                 guard status >= 200 else { continue }
                 inflater = try Inflater.forResponse(fields, limit: decodedBodyLimit, isHeadRequest: isHeadRequest)
                 response = HTTPResponse(status: status, reason: "", version: "HTTP/2", headers: fields, url: url)
-            case .data, .end:
+            case .data, .end, .trailers:
                 throw SesameError(.protocolError, "HTTP/2: stream \(stream) ended before its response head")
             }
         }
@@ -74,6 +75,8 @@ final class HTTP2ResponseReader: ResponseReader {
                         continue
                     }
                     return bytes
+                case .trailers(let fields):
+                    trailers = fields
                 case .end:
                     try inflater?.finish()
                     ended = true

@@ -7,6 +7,8 @@ struct HTTP2StreamState {
         /// A response head: informational (1xx) or final.
         case head(status: Int, fields: HTTPHeaders)
         case data([UInt8])
+        /// Trailer fields after the body (an `.end` follows).
+        case trailers(HTTPHeaders)
         /// The response is complete.
         case end
     }
@@ -59,6 +61,7 @@ struct HTTP2StreamState {
         case .head: answered = true
         case .data(let bytes): unconsumedBytes += bytes.count
         case .end: ended = true
+        case .trailers: break
         }
         items.append(item)
     }
