@@ -36,6 +36,10 @@ public final class HostileHTTP2Server: @unchecked Sendable {
         /// Answers the first request, then reads on and answers nothing at all (not even PING),
         /// as a peer behind a NAT that dropped the connection.
         case answerFirstThenSilent
+        /// To a request with a body: `100` at once when `continues`, then "got N" once the N
+        /// bytes of the body came; otherwise `status` at once, before any of the body, and the
+        /// body is only counted (``bodyBytesReceived``).
+        case expectation(continues: Bool, status: Int = 417)
     }
 
     public let port: Int
@@ -45,6 +49,7 @@ public final class HostileHTTP2Server: @unchecked Sendable {
     private var connections: [Int32] = []
     private var accepted = 0
     private var http1Answers = 0
+    private var bodyBytes = 0
     private var stopped = false
 
     /// - Parameter behavior: what the server does on its n-th connection (from 0).
@@ -62,6 +67,8 @@ public final class HostileHTTP2Server: @unchecked Sendable {
     public var connectionCount: Int { lock.withLock { accepted } }
     /// How many HTTP/1.1 requests were answered.
     public var http1AnswerCount: Int { lock.withLock { http1Answers } }
+    /// How many bytes of request bodies (DATA payloads) arrived, over every connection.
+    public var bodyBytesReceived: Int { lock.withLock { bodyBytes } }
 
     public func stop() {
         let open = lock.withLock { () -> [Int32] in
@@ -111,7 +118,8 @@ public final class HostileHTTP2Server: @unchecked Sendable {
             return
         }
         peer.pending = Array(start.dropFirst(HTTP2Frames.preface.count))
-        var script = HTTP2Script(peer: peer, behavior: behavior)
+        var script = HTTP2Script(peer: peer, behavior: behavior) { [self] count in lock.withLock { bodyBytes += count }
+        }
         script.run()
     }
 
@@ -187,10 +195,13 @@ struct HTTP2Script {
     private var goneAway = false
     private var resetOne = false
     private var silent = false
+    private var received: [Int32: Int] = [:]
+    private let bodyArrived: (Int) -> Void
 
-    init(peer: Peer, behavior: HostileHTTP2Server.Behavior) {
+    init(peer: Peer, behavior: HostileHTTP2Server.Behavior, bodyArrived: @escaping (Int) -> Void) {
         self.peer = peer
         self.behavior = behavior
+        self.bodyArrived = bodyArrived
         incoming = peer.pending
         self.peer.pending = []
     }
@@ -228,6 +239,8 @@ struct HTTP2Script {
         case HTTP2Frames.data:
             if case .windowNeverOpens = behavior { return true }
             let count = UInt32(frame.payload.count)
+            received[frame.stream, default: 0] += frame.payload.count
+            bodyArrived(frame.payload.count)
             if count > 0 {
                 peer.write(
                     HTTP2Frames.windowUpdateFrame(stream: 0, increment: count)
@@ -236,6 +249,9 @@ struct HTTP2Script {
             }
             if frame.flags & HTTP2Frames.endStream != 0, case .answer(let body) = behavior {
                 return answer(frame.stream, body)
+            }
+            if frame.flags & HTTP2Frames.endStream != 0, case .expectation(true, _) = behavior {
+                return answer(frame.stream, "got \(received[frame.stream, default: 0])")
             }
             return true
         case HTTP2Frames.headers:
@@ -311,6 +327,17 @@ struct HTTP2Script {
         case .answerFirstThenSilent:
             silent = true
             return answer(stream, "the only answer")
+        case .expectation(let continues, let status):
+            if complete { return answer(stream, "no body") }
+            if continues { return peer.write(HTTP2Frames.headersFrame(stream: stream, status: 100)) }
+            return peer.write(
+                HTTP2Frames.headersFrame(
+                    stream: stream,
+                    status: status,
+                    fields: [("content-length", "0")],
+                    endStream: true
+                )
+            )
         }
     }
 

@@ -90,6 +90,30 @@ extension Connection {
         }
     }
 
+    /// Reads like ``read(maxLength:timeout:)``, but when nothing arrives within `wait` returns
+    /// nil and the connection goes on (a server that may or may not answer `Expect: 100-continue`).
+    func read(maxLength: Int, waitingAtMost wait: Duration) async throws -> [UInt8]? {
+        do {
+            return try await withTaskCancellationHandler {
+                try await reading { continuation in
+                    self.startRead(
+                        maxLength: maxLength,
+                        timeout: wait,
+                        drainingSocket: true,
+                        endsQuietly: true,
+                        continuation: continuation
+                    )
+                }
+            } onCancel: {
+                loop.execute {
+                    self.fail(SesameError(.cancelled, "a read from \(self.host):\(self.port) was cancelled"))
+                }
+            }
+        } catch is ReadWaitEnded {
+            return nil
+        }
+    }
+
     /// Sends `bytes`, then reads like ``read(maxLength:timeout:)``: a request and the first bytes
     /// of its answer in one trip through the event loop.
     public func writeThenRead(

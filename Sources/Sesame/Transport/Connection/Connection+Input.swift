@@ -10,6 +10,7 @@ extension Connection {
         maxLength: Int,
         timeout: Duration?,
         drainingSocket: Bool = false,
+        endsQuietly: Bool = false,
         continuation: ReadContinuation
     ) {
         guard phase == .established, pendingRead == nil else {
@@ -21,6 +22,7 @@ extension Connection {
             return
         }
         pendingRead = (maxLength, continuation)
+        readEndsQuietly = endsQuietly
         readState.readStarted()
         serveRead()
         if drainingSocket, pendingRead != nil, !socketEOF {
@@ -82,6 +84,7 @@ extension Connection {
     func clearPendingRead() {
         pendingRead = nil
         readDeadline = nil
+        readEndsQuietly = false
         readState.readAnswered()
         readAnswered()
     }

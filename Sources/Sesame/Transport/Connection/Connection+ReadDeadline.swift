@@ -1,5 +1,8 @@
 // Read timeouts: one watchdog timer per connection, moved on by each read.
 extension Connection {
+    /// A read started with `endsQuietly` saw no byte by its deadline; the connection goes on.
+    struct ReadWaitEnded: Error {}
+
     /// Read deadlines are watched by one timer per connection, not one per read: a keep-alive
     /// connection's next read only moves the deadline on (no timer to schedule, cancel, or wake
     /// the loop for). The timer stops when it fires with no read waiting.
@@ -20,7 +23,11 @@ extension Connection {
     private func readWatchdogFired() {
         readWatchdog = nil
         guard pendingRead != nil, let (deadline, timeout) = readDeadline else { return }
-        if ContinuousClock.now >= deadline {
+        if ContinuousClock.now >= deadline, readEndsQuietly, let (_, continuation) = pendingRead {
+            clearPendingRead()
+            updateInterest()
+            continuation.resume(throwing: ReadWaitEnded())
+        } else if ContinuousClock.now >= deadline {
             fail(SesameError(.timeout, "\(host):\(port) sent nothing for \(timeout)"))
         } else {
             armReadWatchdog(at: deadline)

@@ -53,6 +53,9 @@ public final class Connection: @unchecked Sendable {
     var establishTimer: TimerHandle?
     /// When the waiting read times out, and its timeout (for the message).
     var readDeadline: (at: ContinuousClock.Instant, timeout: Duration)?
+    /// The waiting read's deadline only ends the wait (``Connection/ReadWaitEnded``), not the
+    /// connection (see `read(maxLength:waitingAtMost:)`).
+    var readEndsQuietly = false
     /// The timer watching read deadlines (see `watchRead`).
     var readWatchdog: (handle: TimerHandle, at: ContinuousClock.Instant)?
     var socketEOF = false

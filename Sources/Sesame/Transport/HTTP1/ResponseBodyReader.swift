@@ -50,15 +50,17 @@ final class ResponseBodyReader: ResponseReader {
 
     /// After `Expect: 100-continue`: true to send the body (100 arrived, or a second passed);
     /// false when a final response came first (the body is then not sent and the connection not reused).
+    /// A server need not answer the expectation at all (RFC 9110 section 10.1.1: an HTTP/1.0
+    /// server or one that ignores it waits for the body), so silence is no error.
+    /// How long a body waits for `100 Continue` before it goes anyway (curl's default too).
+    static let continueWait = Duration.seconds(1)
+
     func awaitContinue() async throws -> Bool {
         let started = ContinuousClock.now
-        while ContinuousClock.now - started < .seconds(1) {
-            let remaining = .seconds(1) - (ContinuousClock.now - started)
-            let bytes: [UInt8]
-            do {
-                bytes = try await lease.connection.read(maxLength: 65_536, timeout: remaining)
-            } catch let error as SesameError where error.code == .timeout {
-                throw SesameError(.timeout, "\(lease.origin) did not answer Expect: 100-continue")
+        while ContinuousClock.now - started < Self.continueWait {
+            let remaining = Self.continueWait - (ContinuousClock.now - started)
+            guard let bytes = try await lease.connection.read(maxLength: 65_536, waitingAtMost: remaining) else {
+                return true
             }
             try ingest(bytes)
             while let event = events.first {

@@ -42,12 +42,23 @@ extension HTTP2Connection {
     func next(on id: Int32, timeout: Duration) async throws -> HTTP2StreamState.Item {
         while true {
             if let item = try withState({ state in try state.streams[id]?.take() }) { return item }
-            try await wait(on: id, timeout: timeout)
+            try await wait(on: id, until: .now + timeout, timeout: timeout)
         }
     }
 
-    private func wait(on id: Int32, timeout: Duration) async throws {
-        let deadline = ContinuousClock.now + timeout
+    /// The stream's next item, left for ``next(on:timeout:)``, once one arrived by `deadline`;
+    /// nil when none did (the stream goes on).
+    func peek(on id: Int32, until deadline: ContinuousClock.Instant) async throws -> HTTP2StreamState.Item? {
+        while true {
+            if let item = try withState({ state in try state.streams[id]?.peek() }) { return item }
+            guard ContinuousClock.now < deadline else { return nil }
+            try await wait(on: id, until: deadline, timeout: nil)
+        }
+    }
+
+    /// Waits for the stream's next item; past `deadline` the stream fails with a timeout naming
+    /// `timeout`, or with no `timeout` the wait alone ends.
+    private func wait(on id: Int32, until deadline: ContinuousClock.Instant, timeout: Duration?) async throws {
         var sweep = false
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
@@ -55,7 +66,7 @@ extension HTTP2Connection {
                     guard var stream = state.streams[id] else { return true }
                     if stream.hasItem { return true }
                     stream.waiter = continuation
-                    stream.deadline = (deadline, "\(origin) sent nothing on stream \(id) for \(timeout)")
+                    stream.deadline = (deadline, timeout.map { "\(origin) sent nothing on stream \(id) for \($0)" })
                     state.streams[id] = stream
                     sweep = Self.claimSweep(&state)
                     return false
@@ -87,15 +98,27 @@ extension HTTP2Connection {
     private func sweep() {
         let now = ContinuousClock.now
         var expired: [(Int32, String)] = []
+        var wake: [CheckedContinuation<Void, any Error>] = []
         let again = withState { state -> Bool in
             var waiting = false
-            for (id, stream) in state.streams {
+            for (id, var stream) in state.streams {
                 guard let deadline = stream.deadline, stream.waiter != nil || stream.bodyWaiter != nil else { continue }
-                if deadline.at <= now { expired.append((id, deadline.message)) } else { waiting = true }
+                if deadline.at > now {
+                    waiting = true
+                } else if let message = deadline.message {
+                    expired.append((id, message))
+                } else if let waiter = stream.waiter {
+                    // A wait that only looks (`peek`) ends; the stream goes on.
+                    wake.append(waiter)
+                    stream.waiter = nil
+                    stream.deadline = nil
+                    state.streams[id] = stream
+                }
             }
             state.sweeping = waiting
             return waiting
         }
+        for continuation in wake { continuation.resume() }
         for (id, message) in expired { interrupt(id, SesameError(.timeout, message)) }
         if again { scheduleSweep() }
     }

@@ -67,8 +67,12 @@ enum HTTP2Exchange {
             deadline: deadline
         )
         do {
-            if request.body == nil { connection.requestOpened() }
-            if let body = request.body {
+            // Expect: 100-continue: the HEADERS go out alone, and the body waits for the answer.
+            let expectsContinue = request.body != nil && headers.first("Expect")?.lowercased() == "100-continue"
+            if request.body == nil || expectsContinue { connection.requestOpened() }
+            var sendsBody = request.body != nil
+            if expectsContinue { sendsBody = try await reader.awaitContinue(within: ResponseBodyReader.continueWait) }
+            if sendsBody, let body = request.body {
                 let body = BodyPieces(body)
                 while let (piece, last) = try await body.next() {
                     let limit = min(timeout, max(.milliseconds(1), ContinuousClock.now.duration(to: deadline)))

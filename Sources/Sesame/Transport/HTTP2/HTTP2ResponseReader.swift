@@ -40,6 +40,20 @@ final class HTTP2ResponseReader: ResponseReader {
         if !finished { connection.finish(stream) }
     }
 
+    /// After `Expect: 100-continue`, with the request's HEADERS sent: true to send the body (a
+    /// 100 arrived, or nothing did within `wait`); false when the final response (or the
+    /// stream's end) came first: the body is not sent, and ``readHead()`` reads that response.
+    func awaitContinue(within wait: Duration) async throws -> Bool {
+        let until = min(ContinuousClock.now + wait, deadline)
+        while let item = try await connection.peek(on: stream, until: until) {
+            guard case .head(let status, let fields) = item, status < 200 else { return false }
+            _ = try await nextItem()
+            report(status, fields)
+            if status == 100 { return true }
+        }
+        return true
+    }
+
     /// Reads until the final response head (informational ones are reported and passed over).
     func readHead() async throws {
         while response == nil {

@@ -32,8 +32,9 @@ struct HTTP2StreamState {
     var waiter: CheckedContinuation<Void, any Error>?
     /// The request body's sender, waiting for room.
     var bodyWaiter: CheckedContinuation<Void, any Error>?
-    /// When the current wait ends with a timeout, and what the timeout says.
-    var deadline: (at: ContinuousClock.Instant, message: String)?
+    /// When the current wait ends with a timeout, and what the timeout says; a nil message ends
+    /// only the wait (the stream goes on).
+    var deadline: (at: ContinuousClock.Instant, message: String?)?
 
     var hasItem: Bool { taken < items.count || failure != nil }
 
@@ -70,6 +71,16 @@ struct HTTP2StreamState {
     mutating func fail(_ error: any Error) {
         guard !isFinished else { return }
         failure = error
+    }
+
+    /// The next item, left in place, or the failure once every item before it is taken; nil
+    /// when nothing waits.
+    func peek() throws -> Item? {
+        guard taken < items.count else {
+            if let failure { throw failure }
+            return nil
+        }
+        return items[taken]
     }
 
     /// The next item, or the failure once every item before it is taken; nil when nothing waits.

@@ -1,0 +1,82 @@
+import Foundation
+import SesameTesting
+import Testing
+
+@testable import Sesame
+
+/// `Expect: 100-continue` over HTTP/2 (RFC 9110 section 10.1.1, RFC 9113 section 8.1): the
+/// HEADERS go out alone; the body follows a 100, or a second of silence, and is never sent
+/// after a final answer.
+@Suite(.serialized) struct HTTP2ExpectContinueTests {
+    func session() -> Session {
+        var configuration = SessionConfiguration.default
+        configuration.httpVersion = .http2PriorKnowledge
+        configuration.proxy = .none
+        configuration.cookieStore = nil
+        configuration.credentialStorage = nil
+        return Session(configuration: configuration)
+    }
+
+    func expecting(_ port: Int, bytes: Int) -> HTTPRequest {
+        var request = HTTPRequest(
+            url: URL(string: "http://127.0.0.1:\(port)/upload")!,
+            method: "POST",
+            body: .data(Data(repeating: 7, count: bytes))
+        )
+        request.headers.add(name: "Expect", value: "100-continue")
+        return request
+    }
+
+    @Test func aHundredLetsTheBodyGoAtOnce() async throws {
+        let server = try HostileHTTP2Server { _ in .expectation(continues: true) }
+        defer { server.stop() }
+        let heads = Recorder<String>()
+        var configuration = session().configuration
+        configuration.eventObserver = { event in
+            if case .responseHeadReceived(let head) = event { heads.append(head) }
+        }
+        let started = ContinuousClock.now
+        let (data, response) = try await Session(configuration: configuration).data(
+            for: expecting(server.port, bytes: 300_000)
+        )
+        #expect(response.status == 200)
+        #expect(String(decoding: data, as: UTF8.self) == "got 300000")
+        #expect(ContinuousClock.now - started < .milliseconds(900), "the body did not wait out the second")
+        #expect(heads.all.first?.hasPrefix("HTTP/2 100") == true, "\(heads.all)")
+    }
+
+    @Test func aFinalAnswerFirstMeansTheBodyIsNeverSent() async throws {
+        let server = try HostileHTTP2Server { _ in .expectation(continues: false, status: 413) }
+        defer { server.stop() }
+        let session = session()
+        let (_, response) = try await session.data(for: expecting(server.port, bytes: 500_000))
+        #expect(response.status == 413)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(server.bodyBytesReceived == 0)
+        // The stream was reset; the connection carries the next request.
+        var get = HTTPRequest(url: URL(string: "http://127.0.0.1:\(server.port)/")!)
+        get.method = "GET"
+        let (body, _) = try await session.data(for: get)
+        #expect(String(decoding: body, as: UTF8.self) == "no body")
+        #expect(server.connectionCount == 1)
+    }
+
+    @Test func aServerThatIgnoresTheExpectationGetsTheBodyAfterASecond() async throws {
+        let server = try HostileHTTP2Server { _ in .answer("stored") }
+        defer { server.stop() }
+        let started = ContinuousClock.now
+        let (data, response) = try await session().data(for: expecting(server.port, bytes: 100_000))
+        #expect(response.status == 200)
+        #expect(String(decoding: data, as: UTF8.self) == "stored")
+        #expect(ContinuousClock.now - started >= .milliseconds(900), "the body waited for an answer first")
+        #expect(server.bodyBytesReceived == 100_000)
+    }
+
+    @Test func nghttpdAnswersTheExpectationAndEchoesTheBody() async throws {
+        let server = try await NghttpdServer(echoUpload: true)
+        defer { server.stop() }
+        let (data, response) = try await session().data(for: expecting(server.port, bytes: 100_000))
+        #expect(response.status == 200)
+        #expect(data == Data(repeating: 7, count: 100_000))
+    }
+}
