@@ -22,6 +22,7 @@ extension Harness {
             let ratios = pairs.map { sesame, libcurl in libcurl.wall / max(sesame.wall, 1e-9) }
             for client in Client.allCases {
                 let samples = byClient[client, default: []]
+                guard !samples.isEmpty else { continue }
                 let rates = samples.map { Double(workload.count) / $0.wall }
                 let cpu = median(samples.map { $0.cpu / Double(workload.count) * 1e6 })
                 let rss = Double(samples.map(\.peakRSS).max() ?? 0) / 1024
@@ -44,6 +45,8 @@ extension Harness {
         lines.append("")
         lines.append(
             "Sesame and libcurl time their own workload; curl CLI times include its process start-up. "
+                + "h2load (concurrent rows): nghttp2's load generator with the same count and concurrency, "
+                + "no certificate check and no body kept: what the server gives any client here. "
                 + "\"System store\" is Debian's CA bundle plus the test root, loaded as each client does it. "
                 + "Sesame/libcurl: Sesame's rate over libcurl's in the same repetition (run back to back, "
                 + "taking turns going first), "

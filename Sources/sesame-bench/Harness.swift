@@ -50,6 +50,8 @@ struct Harness {
         case sesame = "Sesame"
         case libcurl = "libcurl multi"
         case curl = "curl CLI"
+        /// The servers' ceiling for concurrent workloads (`H2Load.swift`), not a client compared.
+        case h2load = "h2load (server ceiling)"
     }
 
     struct Sample {
@@ -248,7 +250,8 @@ struct Harness {
                 // Sesame and libcurl take turns going first, so that neither always runs right
                 // after the curl CLI (or the previous workload) and a drift in the machine's load
                 // within a repetition does not favour one of them.
-                let order: [Client] = repetition % 2 == 1 ? [.sesame, .libcurl, .curl] : [.libcurl, .sesame, .curl]
+                let order: [Client] =
+                    repetition % 2 == 1 ? [.sesame, .libcurl, .curl, .h2load] : [.libcurl, .sesame, .curl, .h2load]
                 for client in order {
                     var sample: Sample
                     let before = served()
@@ -273,6 +276,17 @@ struct Harness {
                             extra: extras.environment(workload.flags),
                             in: scratch
                         )
+                    case .h2load:
+                        guard
+                            let ceiling = try measureH2Load(
+                                workload,
+                                url: url,
+                                driver: driver,
+                                environment: extras.placement,
+                                in: scratch
+                            )
+                        else { continue }
+                        sample = ceiling
                     case .curl:
                         sample = try measureCurl(
                             workload,
