@@ -1,3 +1,4 @@
+import SesameTesting
 import Testing
 
 @testable import Sesame
@@ -31,6 +32,36 @@ import Testing
         policy.readEnded()
         #expect(!policy.allowsInlineWait, "one waits again, but the run of reads alone was broken")
         policy.readEnded()
+    }
+
+    @Test func aReadAloneIsNotWaitedForWhileAnotherConnectionIsInUse() {
+        // One concurrency thread: the other tasks wait for it before they can start a read, so
+        // every read begins alone; the connections they hold say they are there.
+        let policy = InlineWaitPolicy()
+        policy.connectionsInUse.wrappingAdd(2, ordering: .relaxed)
+        policy.readBegan()
+        #expect(!policy.allowsInlineWait)
+        policy.connectionsInUse.wrappingSubtract(1, ordering: .relaxed)
+        #expect(policy.allowsInlineWait, "the read's own connection alone")
+        policy.readEnded()
+    }
+
+    @Test func aConnectionCountsAsInUseOncePerLease() async throws {
+        let server = try LocalServer(.plainHTTP)
+        defer { server.shutdown() }
+        let loop = try EventLoop(name: "in-use")
+        defer { loop.shutdown() }
+        let connection = try await Connection.connect(host: "127.0.0.1", port: server.port, tls: nil, on: loop)
+        let policy = connection.inlineWaits
+        connection.useBegan()
+        connection.useBegan()  // a second lease of the same connection cannot happen; it counts nothing
+        #expect(policy.connectionsInUse.load(ordering: .relaxed) == 1)
+        connection.useEnded()
+        connection.useEnded()
+        #expect(policy.connectionsInUse.load(ordering: .relaxed) == 0)
+        connection.useBegan()
+        await connection.close()  // closing ends the use, whether or not a lease comes back
+        #expect(policy.connectionsInUse.load(ordering: .relaxed) == 0)
     }
 
     @Test func noReadWaitingAllowsNothing() {

@@ -10,9 +10,10 @@ import Foundation
 // loop stops watching the socket meanwhile), then reads it and continues at once: one wake-up, as
 // a blocking client has. This blocks a concurrency thread, so it happens only while it is cheap:
 // - the peer's previous answer on this connection came within the limit (3 ms by default);
-// - no other read waits on this loop, and none did when each of the last 8 reads started
-//   (`InlineWaitPolicy`, which writes its invariants down: the loop's other connections are not
-//   kept waiting, and concurrent tasks do not hold threads the others need);
+// - no other read waits on this loop, none did when each of the last 8 reads started, and no
+//   other connection of the loop is lent out for an exchange (`InlineWaitPolicy`, which writes its
+//   invariants down: the loop's other connections are not kept waiting, and concurrent tasks do
+//   not hold threads the others need);
 // - and never on the loop's own thread.
 // While a caller's thread reads a connection this way, the loop watches its socket only for the
 // peer closing it, also between reads and while the connection is idle in the pool: a body's next
@@ -164,3 +165,19 @@ func withReadContinuation(_ body: (ReadContinuation) -> Void) async throws -> [U
     try await withUnsafeThrowingContinuation(body)
 }
 #endif
+
+extension Connection {
+    /// A pool lent this connection out for an exchange: while another of the loop's connections
+    /// is in use too, no caller's thread waits for a read itself (`InlineWaitPolicy`). Any thread;
+    /// a second call before ``useEnded()`` counts nothing.
+    func useBegan() {
+        guard !inUseBox.exchange(true, ordering: .relaxed) else { return }
+        inlineWaits.connectionsInUse.wrappingAdd(1, ordering: .relaxed)
+    }
+
+    /// The pool has the connection back (or it was closed). Any thread; once per ``useBegan()``.
+    func useEnded() {
+        guard inUseBox.exchange(false, ordering: .relaxed) else { return }
+        inlineWaits.connectionsInUse.wrappingSubtract(1, ordering: .relaxed)
+    }
+}

@@ -81,6 +81,7 @@ extension Connection {
         channel?.close(waiterHolds: readState.callerIsWaiting)
         channel = nil
         readState = .inactive
+        useEnded()  // a closed connection is no longer in use, whether or not its lease comes back
         tls = nil  // the engine, and with it the SSL and its BIOs, is freed here
         carrier = nil
     }

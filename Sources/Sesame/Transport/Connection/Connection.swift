@@ -99,6 +99,8 @@ public final class Connection: @unchecked Sendable {
     /// Set once the connection carries HTTP/2: its one read, always pending, is the loop's to
     /// serve (a caller's thread waiting for it would be held from the streams' tasks).
     let inlineWaitsOffBox = Atomic<Bool>(false)
+    /// Lent out by a pool for an exchange (counted in `InlineWaitPolicy.connectionsInUse`).
+    let inUseBox = Atomic<Bool>(false)
 
     enum Phase: Equatable {
         case idle

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// When a caller's thread may wait for a read's answer itself (`Connection+InlineWait.swift`),
 /// as far as the other reads of its event loop decide it. One per loop (`EventLoop.local`),
 /// confined to the loop like the connections that report to it.
@@ -9,11 +11,19 @@
 /// - `aloneReads` counts the reads in a row, up to `aloneReadsRequired`, that began while no
 ///   other read waited; any read that begins beside another resets it to zero. A new loop counts
 ///   as having seen no overlap.
+/// - `connectionsInUse` counts the loop's connections a pool has lent out for an exchange
+///   (``Connection/useBegan()`` to ``Connection/useEnded()``, once each per lease). It is atomic:
+///   pools lend and take back from any thread.
 /// - A wait on a caller's thread is allowed only for a read that is the only one waiting, after
-///   `aloneReadsRequired` reads in a row began alone. Concurrent tasks start reads while others
-///   wait, often enough that this stays false for them: one waiting in ppoll(2) would hold a
-///   concurrency thread the others need (on one processor, 64 tasks ran 2.4 times slower when
-///   each read that happened to start alone was waited for this way).
+///   `aloneReadsRequired` reads in a row began alone, and while at most one of the loop's
+///   connections is in use. Concurrent tasks start reads while others wait, often enough that
+///   the first rule stays false for them: one waiting in ppoll(2) would hold a concurrency thread
+///   the others need (on one processor, 64 tasks ran 2.4 times slower when each read that
+///   happened to start alone was waited for this way). The second rule covers what the reads
+///   cannot show: with one concurrency thread (a process confined to one processor), the other
+///   tasks wait for the thread before they can start a read at all, so every read starts alone;
+///   waiting in ppoll(2) then ran 64 tasks one after another (20,000 requests, 20,000 ppoll
+///   calls and 82 epoll_wait calls, with the processor idle a third of the time).
 /// The time bound of each wait (`inlineWaitLimit`) and its back-off after run-outs are the
 /// connection's (the peer's speed is a property of the connection, not of the loop).
 final class InlineWaitPolicy: @unchecked Sendable {
@@ -24,6 +34,8 @@ final class InlineWaitPolicy: @unchecked Sendable {
 
     private var waitingReads = 0
     private var aloneReads = InlineWaitPolicy.aloneReadsRequired
+    /// Connections of this loop lent out for an exchange, by every pool.
+    let connectionsInUse = Atomic<Int>(0)
 
     /// A read began waiting for bytes on one of the loop's connections.
     func readBegan() {
@@ -38,5 +50,7 @@ final class InlineWaitPolicy: @unchecked Sendable {
     }
 
     /// Whether the read that just began may be waited for on its caller's thread.
-    var allowsInlineWait: Bool { waitingReads == 1 && aloneReads >= Self.aloneReadsRequired }
+    var allowsInlineWait: Bool {
+        waitingReads == 1 && aloneReads >= Self.aloneReadsRequired && connectionsInUse.load(ordering: .relaxed) <= 1
+    }
 }

@@ -89,6 +89,7 @@ final class HTTP2Connection: Sendable {
                 state.reserved < state.maxConcurrentStreams
             else { return false }
             state.reserved += 1
+            if state.reserved == 1 { connection.useBegan() }  // see `InlineWaitPolicy`
             state.idleGeneration += 1
             if let since = state.idleSince {
                 state.idleSpan = since.duration(to: .now)
@@ -174,6 +175,7 @@ final class HTTP2Connection: Sendable {
             }
             state.reserved -= 1
             guard state.reserved == 0 else { return (false, nil) }
+            connection.useEnded()
             state.idleSince = .now
             return (state.retired, state.retired ? nil : state.idleGeneration)
         }
@@ -188,6 +190,7 @@ final class HTTP2Connection: Sendable {
         let (closeNow, idleGeneration) = state.withLock { state -> (Bool, Int?) in
             state.reserved -= 1
             guard state.reserved == 0 else { return (false, nil) }
+            connection.useEnded()
             state.idleSince = .now
             return (state.retired, state.retired ? nil : state.idleGeneration)
         }

@@ -9,6 +9,14 @@ final class ConnectionPool: Sendable {
         let origin: Origin
         /// True when the connection carried an earlier request (it may have been closed by the server since).
         let isReused: Bool
+
+        /// Lends `connection` out: it counts as in use on its loop until ``ConnectionPool/release(_:reusable:)``.
+        init(lending connection: Connection, origin: Origin, isReused: Bool) {
+            connection.useBegan()
+            self.connection = connection
+            self.origin = origin
+            self.isReused = isReused
+        }
     }
 
     private enum WaiterOutcome: Sendable {
@@ -59,7 +67,7 @@ final class ConnectionPool: Sendable {
         close(expired)
         switch action {
         case .reuse(let connection):
-            return Lease(connection: connection, origin: origin, isReused: true)
+            return Lease(lending: connection, origin: origin, isReused: true)
         case .connect:
             return try await openConnection(origin, deadline, open)
         case .wait:
@@ -89,7 +97,7 @@ final class ConnectionPool: Sendable {
                 }
             }
             switch outcome {
-            case .reuse(let connection): return Lease(connection: connection, origin: origin, isReused: true)
+            case .reuse(let connection): return Lease(lending: connection, origin: origin, isReused: true)
             case .connect: return try await openConnection(origin, deadline, open)
             }
         }
@@ -99,11 +107,12 @@ final class ConnectionPool: Sendable {
     /// speaks HTTP/2, and speaks HTTP/1.1): from here on it is the pool's like any other.
     func adopt(_ connection: Connection, for origin: Origin) -> Lease {
         machine.withLock { $0.adopted(origin) }
-        return Lease(connection: connection, origin: origin, isReused: false)
+        return Lease(lending: connection, origin: origin, isReused: false)
     }
 
     /// Gives a leased connection back. A connection that is not reusable is closed.
     func release(_ lease: Lease, reusable: Bool) {
+        lease.connection.useEnded()
         if !reusable { close([lease.connection]) }
         let handOff = machine.withLock {
             $0.release(lease.origin, lease.connection, reusable: reusable, now: .now)
@@ -139,7 +148,7 @@ final class ConnectionPool: Sendable {
         do {
             let connection = try await open(origin, deadline)
             machine.withLock { $0.opened(origin) }
-            return Lease(connection: connection, origin: origin, isReused: false)
+            return Lease(lending: connection, origin: origin, isReused: false)
         } catch {
             if let handOff = machine.withLock({ $0.openFailed(origin) }) { dispatch(handOff) }
             throw error
