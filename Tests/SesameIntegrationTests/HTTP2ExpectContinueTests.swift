@@ -35,14 +35,12 @@ import Testing
         configuration.eventObserver = { event in
             if case .responseHeadReceived(let head) = event { heads.append(head) }
         }
-        let started = ContinuousClock.now
         let (data, response) = try await Session(configuration: configuration).data(
             for: expecting(server.port, bytes: 300_000)
         )
         #expect(response.status == 200)
         #expect(String(decoding: data, as: UTF8.self) == "got 300000")
-        #expect(ContinuousClock.now - started < .milliseconds(900), "the body did not wait out the second")
-        #expect(heads.all.first?.hasPrefix("HTTP/2 100") == true, "\(heads.all)")
+        #expect(heads.all.first?.hasPrefix("HTTP/2 100") == true, "the 100 came first: \(heads.all)")
     }
 
     @Test func aFinalAnswerFirstMeansTheBodyIsNeverSent() async throws {
