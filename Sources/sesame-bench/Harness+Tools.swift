@@ -1,9 +1,49 @@
 import Foundation
 import SesameTesting
 
-// The servers' ceiling for a concurrent workload: h2load (nghttp2's load generator) against the
-// same port with the same count and concurrency, on the clients' processor.
+// The command-line tools measured beside Sesame and libcurl: the curl CLI, and for a concurrent
+// workload the servers' ceiling, h2load (nghttp2's load generator) against the same port with the
+// same count and concurrency, on the clients' processor.
 extension Harness {
+    /// Runs the curl CLI with every URL of the workload in one invocation; wall time from here,
+    /// CPU and peak RSS from wait4 (process start-up included).
+    func measureCurl(
+        _ workload: Workload,
+        url: String,
+        ca: String,
+        driver: String,
+        extra: [String],
+        environment: [String: String],
+        in directory: URL
+    ) throws
+        -> Sample
+    {
+        var arguments = ["-s", "-S", "--fail", "--compressed", "--cacert", ca, "--capath", "/nonexistent"] + extra
+        if workload.mode == "newconn" { arguments += ["-H", "Connection: close", "--no-sessionid"] }
+        if let auth = workload.auth {
+            let parts = auth.split(separator: ":", maxSplits: 1).map(String.init)
+            arguments += [parts[0] == "digest" ? "--digest" : "--basic", "-u", parts[1]]
+        }
+        if workload.mode == "concurrent" {
+            arguments += ["--parallel", "--parallel-max", String(workload.concurrency), "--parallel-immediate"]
+        }
+        for _ in 0..<workload.count { arguments += [url, "-o", "/dev/null"] }
+        let start = ContinuousClock.now
+        let log = directory.appendingPathComponent("curl-\(UUID().uuidString).log").path
+        let child = try ChildProcess(
+            executable: driver,
+            arguments: ["spawn", "/usr/bin/curl"] + arguments,
+            environment: environment,
+            logPath: log
+        )
+        let (status, usage) = child.waitWithUsage()
+        let wall = (ContinuousClock.now - start).seconds
+        let output = readText(log)
+        guard status == 0 else { throw BenchmarkError("curl failed (\(status)): \(output)") }
+        // CPU of the driver and curl together; the driver only waits.
+        return Sample(wall: wall, cpu: usage.ru_utime.seconds + usage.ru_stime.seconds, peakRSS: Self.peakRSS(output))
+    }
+
     /// Where h2load is (Debian's `nghttp2-client`); nil when it is not installed.
     static let h2loadPath: String? = {
         let path = "/usr/bin/h2load"
