@@ -56,6 +56,8 @@ enum Usage {
               --http2-prior-knowledge  HTTP/2 from the first byte on http:// URLs too (h2c)
               --connect-timeout S    seconds allowed for making each connection (resolving,
                                      TCP and the TLS handshake)
+              --expect100-timeout S  seconds a body sent with 'Expect: 100-continue' waits for
+                                     the server's 100 before it goes anyway (default 1)
           -m, --max-time S           seconds allowed for the whole transfer, connecting included
               --cacert FILE          trust only the CA certificates in FILE (PEM or DER)
               --capath DIR           trust only the CA certificates in DIR

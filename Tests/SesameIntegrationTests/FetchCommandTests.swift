@@ -131,11 +131,28 @@ import Testing
         #expect(run.stderr.contains("warning: --insecure"))
     }
 
+    @Test func aBodyThatExpectsContinueGoesOnceTheWaitIsOver() async throws {
+        var configuration = LocalServer.Configuration.plainHTTP
+        configuration.sendsContinue = false  // as a server that ignores the expectation
+        configuration.handler = { request in .text("got \(request.body.count)") }
+        let origin = try LocalServer(configuration)
+        defer { origin.shutdown() }
+        let run = try await sesame([
+            "-d", String(repeating: "x", count: 5000), "-H", "Expect: 100-continue", "--expect100-timeout", "0.2",
+            origin.baseURL + "/",
+        ])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout == "got 5000")
+        let bad = try await sesame(["--expect100-timeout", "soon", origin.baseURL + "/"])
+        #expect(bad.status == 2, "\(bad.stderr)")
+    }
+
     @Test func helpDocumentsEveryOptionAndExitCode() async throws {
         let help = try await sesame(["--help"]).stdout
         for option in [
             "--request", "--header", "--data", "--data-binary", "--output", "--include", "--verbose", "--silent",
-            "--location", "--max-redirs", "--connect-timeout", "--max-time", "--cacert", "--capath", "--insecure",
+            "--location", "--max-redirs", "--connect-timeout", "--expect100-timeout", "--max-time", "--cacert",
+            "--capath", "--insecure",
             "--fail", "8 HTTP status",
         ] {
             #expect(help.contains(option), "\(option) is not in --help")

@@ -126,7 +126,8 @@ extension HTTP1Exchange.Settings {
             addedHeaders: added,
             requestTimeout: configuration.requestTimeout,
             decodedBodyLimit: configuration.decodesContent ? configuration.maximumDecodedBodySize : nil,
-            onWireEvent: onWireEvent
+            onWireEvent: onWireEvent,
+            expectContinueTimeout: configuration.expectContinueTimeout
         )
     }
 }

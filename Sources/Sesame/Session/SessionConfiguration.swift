@@ -9,6 +9,11 @@ public struct SessionConfiguration: Sendable {
     /// Idle time allowed while waiting for the next bytes of a response (URLSession's
     /// `timeoutIntervalForRequest`); a request's own ``HTTPRequest/timeout`` overrides it.
     public var requestTimeout: Duration = .seconds(60)
+    /// How long a request body sent with `Expect: 100-continue` waits for the server's `100`
+    /// before it goes anyway (a server need not answer the expectation; RFC 9110 section
+    /// 10.1.1), as curl's `--expect100-timeout`. A final answer that comes first means the body
+    /// is not sent.
+    public var expectContinueTimeout: Duration = .seconds(1)
     /// Total time allowed for a task, redirects included (URLSession's `timeoutIntervalForResource`,
     /// curl's `--max-time`): one deadline over waiting for a connection, connecting, sending and
     /// every read. Past it the task fails with ``SesameError/Code/timeout``.

@@ -24,6 +24,8 @@ struct FetchOptions {
     var followRedirects = false
     var maximumRedirects = 50
     var connectTimeout: Duration?
+    /// `--expect100-timeout`: how long a body sent with `Expect: 100-continue` waits for the 100.
+    var expectContinueTimeout: Duration?
     var maximumTime: Duration?
     var caFile: String?
     var caPath: String?
@@ -57,7 +59,8 @@ struct FetchOptions {
     static let arguments = Arguments(
         valued: [
             "-X", "--request", "-H", "--header", "-d", "--data", "--data-binary", "--data-raw", "-o", "--output",
-            "--max-redirs", "--connect-timeout", "-m", "--max-time", "--cacert", "--capath", "--url", "-u", "--user",
+            "--max-redirs", "--connect-timeout", "--expect100-timeout", "-m", "--max-time", "--cacert", "--capath",
+            "--url", "-u", "--user",
             "--netrc-file", "--credential-store", "--pin-cert", "--pinning-mode", "--pinnedpubkey", "--crl",
             "--crlfile", "--anchors", "-E", "--cert", "--cert-type", "--key", "--pass", "-x", "--proxy", "-U",
             "--proxy-user", "--noproxy", "--data-urlencode", "-F", "--form", "--json", "--charset", "--decode-charset",
@@ -113,6 +116,7 @@ struct FetchOptions {
                 case "-o", "--output": options.output = value
                 case "--max-redirs": options.maximumRedirects = try integer(value, name)
                 case "--connect-timeout": options.connectTimeout = try seconds(value, name)
+                case "--expect100-timeout": options.expectContinueTimeout = try seconds(value, name)
                 case "-m", "--max-time": options.maximumTime = try seconds(value, name)
                 case "--cacert": options.caFile = value
                 case "--capath": options.caPath = value

@@ -13,6 +13,7 @@ enum FetchTrust {
         configuration.maximumRedirects = options.maximumRedirects < 0 ? Int.max : options.maximumRedirects
         configuration.defaultHeaders = ["User-Agent": "sesame/\(Sesame.version)", "Accept": "*/*"]
         if let timeout = options.connectTimeout { configuration.connectTimeout = timeout }
+        if let timeout = options.expectContinueTimeout { configuration.expectContinueTimeout = timeout }
         if let timeout = options.maximumTime { configuration.resourceTimeout = timeout }
         var anchors: [Certificate] = []
         if let file = options.caFile { anchors += try Certificate.load(contentsOf: file) }

@@ -11,6 +11,8 @@ extension HTTP1Exchange {
         let decodedBodyLimit: Int?
         /// Told of each head as it goes out or comes in (for `-v` and event observers).
         let onWireEvent: (@Sendable (WireEvent) -> Void)?
+        /// How long a body sent with `Expect: 100-continue` waits for the server's answer.
+        var expectContinueTimeout = Duration.seconds(1)
     }
 
     /// A message head on the wire, as text without the final blank line.

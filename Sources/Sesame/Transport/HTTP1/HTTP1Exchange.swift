@@ -98,7 +98,8 @@ enum HTTP1Exchange {
             } else {
                 try await connection.write(head)
                 if let body = request.body {
-                    let sendBody = expectsContinue ? try await reader.awaitContinue() : true
+                    let sendBody =
+                        expectsContinue ? try await reader.awaitContinue(within: settings.expectContinueTimeout) : true
                     if !sendBody {
                         // The server answered before the body; it may still be waiting for it.
                         reader.forbidReuse()

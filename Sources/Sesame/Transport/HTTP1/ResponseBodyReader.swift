@@ -48,17 +48,14 @@ final class ResponseBodyReader: ResponseReader {
         if !released { pool.release(lease, reusable: false) }
     }
 
-    /// After `Expect: 100-continue`: true to send the body (100 arrived, or a second passed);
+    /// After `Expect: 100-continue`: true to send the body (100 arrived, or `wait` passed);
     /// false when a final response came first (the body is then not sent and the connection not reused).
     /// A server need not answer the expectation at all (RFC 9110 section 10.1.1: an HTTP/1.0
     /// server or one that ignores it waits for the body), so silence is no error.
-    /// How long a body waits for `100 Continue` before it goes anyway (curl's default too).
-    static let continueWait = Duration.seconds(1)
-
-    func awaitContinue() async throws -> Bool {
+    func awaitContinue(within wait: Duration) async throws -> Bool {
         let started = ContinuousClock.now
-        while ContinuousClock.now - started < Self.continueWait {
-            let remaining = Self.continueWait - (ContinuousClock.now - started)
+        while ContinuousClock.now - started < wait {
+            let remaining = wait - (ContinuousClock.now - started)
             guard let bytes = try await lease.connection.read(maxLength: 65_536, waitingAtMost: remaining) else {
                 return true
             }

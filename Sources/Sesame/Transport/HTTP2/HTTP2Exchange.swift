@@ -71,7 +71,7 @@ enum HTTP2Exchange {
             let expectsContinue = request.body != nil && headers.first("Expect")?.lowercased() == "100-continue"
             if request.body == nil || expectsContinue { connection.requestOpened() }
             var sendsBody = request.body != nil
-            if expectsContinue { sendsBody = try await reader.awaitContinue(within: ResponseBodyReader.continueWait) }
+            if expectsContinue { sendsBody = try await reader.awaitContinue(within: settings.expectContinueTimeout) }
             if sendsBody, let body = request.body {
                 let body = BodyPieces(body)
                 while let (piece, last) = try await body.next() {
