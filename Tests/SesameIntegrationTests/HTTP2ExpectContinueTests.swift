@@ -10,19 +10,19 @@ import Testing
 @Suite(.serialized) struct HTTP2ExpectContinueTests {
     /// `waiting`: how long a body waits for the 100. Long by default, so that only what the
     /// server says decides whether the body goes (a loaded run may take a second for anything);
-    /// the task's 20 s end the wait sooner, so a body that waited for nothing fails the test.
-    func configuration(waiting: Duration = .seconds(60)) -> SessionConfiguration {
+    /// the task's 60 s end the wait sooner, so a body that waited for nothing fails the test.
+    func configuration(waiting: Duration = .seconds(120)) -> SessionConfiguration {
         var configuration = SessionConfiguration.default
         configuration.httpVersion = .http2PriorKnowledge
         configuration.proxy = .none
         configuration.cookieStore = nil
         configuration.credentialStorage = nil
         configuration.expectContinueTimeout = waiting
-        configuration.resourceTimeout = .seconds(20)
+        configuration.resourceTimeout = .seconds(60)
         return configuration
     }
 
-    func session(waiting: Duration = .seconds(60)) -> Session {
+    func session(waiting: Duration = .seconds(120)) -> Session {
         Session(configuration: configuration(waiting: waiting))
     }
 

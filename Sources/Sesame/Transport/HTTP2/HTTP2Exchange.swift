@@ -67,9 +67,12 @@ enum HTTP2Exchange {
             deadline: deadline
         )
         do {
-            // Expect: 100-continue: the HEADERS go out alone, and the body waits for the answer.
+            // Expect: 100-continue: the HEADERS go out alone, from this task (the wait for the
+            // answer must not start before they left: a writer task may wait for a thread while
+            // other tasks run), and the body waits for the answer.
             let expectsContinue = request.body != nil && headers.first("Expect")?.lowercased() == "100-continue"
-            if request.body == nil || expectsContinue { connection.requestOpened() }
+            if request.body == nil { connection.requestOpened() }
+            if expectsContinue { await connection.flush() }
             var sendsBody = request.body != nil
             if expectsContinue { sendsBody = try await reader.awaitContinue(within: settings.expectContinueTimeout) }
             if sendsBody, let body = request.body {
