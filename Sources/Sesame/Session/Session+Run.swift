@@ -130,7 +130,11 @@ extension Session {
             throw SesameError(.cancelled, "the delegate cancelled the task at the response")
         }
         if let expecting, let length = reader.bodyLength { expecting(length) }
-        while let chunk = try await reader.next() {
+        // A cancelled task stops at its next piece, also when the pieces are already here (an
+        // HTTP/2 stream's are queued: taking one does not wait, so nothing else would notice).
+        while true {
+            try Task.checkCancellation()
+            guard let chunk = try await reader.next() else { break }
             task.received(chunk.count)
             check?.update(chunk)
             try await sink(chunk)
