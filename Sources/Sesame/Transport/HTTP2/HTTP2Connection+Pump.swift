@@ -245,7 +245,7 @@ extension HTTP2Connection {
     /// One idle timer at a time per connection (a timer per finished stream would keep one alive
     /// for every request of the last idle timeout): when it fires early, because the connection
     /// was busy in between, it is set again for what is left.
-    func scheduleIdleClose(_ generation: Int) {
+    func scheduleIdleClose() {
         let start = withState { state -> Bool in
             guard !state.idleTimerPending else { return false }
             state.idleTimerPending = true

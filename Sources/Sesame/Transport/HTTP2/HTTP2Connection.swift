@@ -36,8 +36,6 @@ final class HTTP2Connection: Sendable {
         var failure: SesameError?
         var retired = false
         var flushing = false
-        /// Changes whenever a stream is reserved, so that an idle timer set before knows it is stale.
-        var idleGeneration = 0
         var pingWaiters: [CheckedContinuation<Void, any Error>] = []
         /// The GOAWAY a failed session still has to send.
         var goodbye: [UInt8] = []
@@ -90,7 +88,6 @@ final class HTTP2Connection: Sendable {
             else { return false }
             state.reserved += 1
             if state.reserved == 1 { connection.useBegan() }  // see `InlineWaitPolicy`
-            state.idleGeneration += 1
             if let since = state.idleSince {
                 state.idleSpan = since.duration(to: .now)
                 state.idleSince = nil
@@ -167,35 +164,45 @@ final class HTTP2Connection: Sendable {
     /// Gives a stream's slot back; a stream whose response is not complete is reset, and what it
     /// had queued is counted as consumed.
     func finish(_ id: Int32) {
-        let (closeNow, idleGeneration) = state.withLock { state -> (Bool, Int?) in
+        let idle = state.withLock { state -> Idle? in
             if let stream = state.streams.removeValue(forKey: id) {
                 // A response that is not complete, or a request body still going: the peer learns to stop.
                 if !stream.ended || state.session.outgoing[id] != nil { state.session.cancel(id) }
                 if stream.unconsumedBytes > 0 { state.session.consumed(stream.unconsumedBytes, on: id) }
             }
-            state.reserved -= 1
-            guard state.reserved == 0 else { return (false, nil) }
-            connection.useEnded()
-            state.idleSince = .now
-            return (state.retired, state.retired ? nil : state.idleGeneration)
+            return slotFreed(&state)
         }
         scheduleFlush()
-        if closeNow { close() }
-        if let idleGeneration { scheduleIdleClose(idleGeneration) }
-        onSlotFreed(self)
+        slotFreed(idle)
     }
 
     /// Gives back a reservation no stream was opened for.
     func cancelReservation() {
-        let (closeNow, idleGeneration) = state.withLock { state -> (Bool, Int?) in
-            state.reserved -= 1
-            guard state.reserved == 0 else { return (false, nil) }
-            connection.useEnded()
-            state.idleSince = .now
-            return (state.retired, state.retired ? nil : state.idleGeneration)
+        slotFreed(state.withLock { slotFreed(&$0) })
+    }
+
+    /// What a connection whose last stream slot came back does next.
+    private enum Idle {
+        case close
+        case waitForStreams
+    }
+
+    /// Under the lock: one slot fewer; when none is left, the connection is idle from now.
+    private func slotFreed(_ state: inout State) -> Idle? {
+        state.reserved -= 1
+        guard state.reserved == 0 else { return nil }
+        connection.useEnded()
+        state.idleSince = .now
+        return state.retired ? .close : .waitForStreams
+    }
+
+    /// Outside the lock: closes a retired connection, or watches an idle one for its idle timeout.
+    private func slotFreed(_ idle: Idle?) {
+        switch idle {
+        case .close: close()
+        case .waitForStreams: scheduleIdleClose()
+        case nil: break
         }
-        if closeNow { close() }
-        if let idleGeneration { scheduleIdleClose(idleGeneration) }
         onSlotFreed(self)
     }
 }
