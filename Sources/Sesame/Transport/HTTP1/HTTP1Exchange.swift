@@ -35,6 +35,12 @@ enum HTTP1Exchange {
         return headers
     }
 
+    /// Whether `request`, sent with `headers`, waits for `100 Continue` before its body (RFC 9110
+    /// section 10.1.1; the expectation is case-insensitive), over either protocol.
+    static func expectsContinue(_ request: HTTPRequest, headers: HTTPHeaders) -> Bool {
+        request.hasBody && headers.first("Expect")?.caseInsensitiveEquals("100-continue") == true
+    }
+
     /// The origin-form request target: path and query, percent-encoded as in the URL.
     static func target(of url: URL) -> String {
         let absolute = url.baseURL == nil ? url : url.absoluteURL
@@ -85,7 +91,7 @@ enum HTTP1Exchange {
             requestAsksToClose: headers.containsToken("close", in: "Connection")
         )
         do {
-            let expectsContinue = request.hasBody && headers.first("Expect")?.lowercased() == "100-continue"
+            let expectsContinue = expectsContinue(request, headers: headers)
             if !request.hasBody {
                 try await reader.readHead(sending: head)
                 return reader

@@ -70,11 +70,11 @@ enum HTTP2Exchange {
             // Expect: 100-continue: the HEADERS go out alone, from this task (the wait for the
             // answer must not start before they left: a writer task may wait for a thread while
             // other tasks run), and the body waits for the answer.
-            let expectsContinue = request.body != nil && headers.first("Expect")?.lowercased() == "100-continue"
+            let expectsContinue = HTTP1Exchange.expectsContinue(request, headers: headers)
             if request.body == nil { connection.requestOpened() }
             if expectsContinue { await connection.flush() }
-            var sendsBody = request.body != nil
-            if expectsContinue { sendsBody = try await reader.awaitContinue(within: settings.expectContinueTimeout) }
+            let sendsBody =
+                expectsContinue ? try await reader.awaitContinue(within: settings.expectContinueTimeout) : true
             if sendsBody, let body = request.body {
                 let body = BodyPieces(body)
                 while let (piece, last) = try await body.next() {
