@@ -1,11 +1,9 @@
-import Dispatch
 import Foundation
 import Synchronization
 
 /// Name resolution with `getaddrinfo`, off the event loop and off the Swift concurrency pool
-/// (it blocks), on a dispatch queue. IP literals are answered at once without a lookup.
+/// (it blocks), on ``BlockingWorkThreads``. IP literals are answered at once without a lookup.
 enum Resolver {
-    private static let queue = DispatchQueue(label: "sesame.resolver", attributes: .concurrent)
 
     /// The TCP addresses for `host`, IPv6 and IPv4 in the order the system prefers.
     /// - Parameter timeout: how long to wait for the answer; `getaddrinfo` cannot be stopped, so
@@ -31,7 +29,7 @@ enum Resolver {
             let timer = LoopTimer(on: loop, at: .now + timeout) {
                 resume(.failure(SesameError(.connectTimeout, "'\(host)' was not resolved within \(timeout)")))
             }
-            queue.async {
+            BlockingWorkThreads.shared.submit {
                 let result = Result { try lookup(host: bare, port: port, numeric: false) }
                 timer.cancel()
                 resume(result)
