@@ -210,32 +210,30 @@ uint32_t CSesameShims_EPOLLRDHUP(void) { return EPOLLRDHUP; }
 
 // MARK: - Name constraints (STACK_OF(GENERAL_SUBTREE) is macro-only)
 
-int CSesameShims_name_constraints(const X509 *x509, int *critical, int *permitted, int *excluded) {
+NAME_CONSTRAINTS *CSesameShims_name_constraints(const X509 *x509, int *critical) {
     int crit = -1;
     NAME_CONSTRAINTS *constraints = X509_get_ext_d2i(x509, NID_name_constraints, &crit, NULL);
     *critical = crit;
-    if (constraints == NULL) return crit == -1 ? -1 : 0;
-    *permitted = constraints->permittedSubtrees ? sk_GENERAL_SUBTREE_num(constraints->permittedSubtrees) : 0;
-    *excluded = constraints->excludedSubtrees ? sk_GENERAL_SUBTREE_num(constraints->excludedSubtrees) : 0;
-    NAME_CONSTRAINTS_free(constraints);
-    return 1;
+    return constraints;
 }
 
-int CSesameShims_name_constraints_excluded_dns(const X509 *x509, int index, char *buffer, int capacity) {
-    NAME_CONSTRAINTS *constraints = X509_get_ext_d2i(x509, NID_name_constraints, NULL, NULL);
-    if (constraints == NULL) return -1;
-    int length = -1;
-    if (constraints->excludedSubtrees && index < sk_GENERAL_SUBTREE_num(constraints->excludedSubtrees)) {
-        GENERAL_SUBTREE *subtree = sk_GENERAL_SUBTREE_value(constraints->excludedSubtrees, index);
-        if (subtree->base && subtree->base->type == GEN_DNS) {
-            const ASN1_STRING *name = subtree->base->d.dNSName;
-            length = ASN1_STRING_length(name);
-            if (length >= capacity) length = capacity - 1;
-            memcpy(buffer, ASN1_STRING_get0_data(name), (size_t)length);
-            buffer[length] = 0;
-        }
+void CSesameShims_name_constraints_counts(const NAME_CONSTRAINTS *constraints, int *permitted, int *excluded) {
+    *permitted = constraints->permittedSubtrees ? sk_GENERAL_SUBTREE_num(constraints->permittedSubtrees) : 0;
+    *excluded = constraints->excludedSubtrees ? sk_GENERAL_SUBTREE_num(constraints->excludedSubtrees) : 0;
+}
+
+int CSesameShims_name_constraints_excluded_dns(const NAME_CONSTRAINTS *constraints, int index, char *buffer, int capacity) {
+    if (constraints->excludedSubtrees == NULL || index < 0 || index >= sk_GENERAL_SUBTREE_num(constraints->excludedSubtrees)
+        || capacity <= 0) {
+        return -1;
     }
-    NAME_CONSTRAINTS_free(constraints);
+    GENERAL_SUBTREE *subtree = sk_GENERAL_SUBTREE_value(constraints->excludedSubtrees, index);
+    if (subtree->base == NULL || subtree->base->type != GEN_DNS) return -1;
+    const ASN1_STRING *name = subtree->base->d.dNSName;
+    int length = ASN1_STRING_length(name);
+    if (length >= capacity) length = capacity - 1;
+    memcpy(buffer, ASN1_STRING_get0_data(name), (size_t)length);
+    buffer[length] = 0;
     return length;
 }
 

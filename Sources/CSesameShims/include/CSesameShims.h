@@ -113,10 +113,13 @@ uint32_t CSesameShims_EPOLLERR(void);
 uint32_t CSesameShims_EPOLLHUP(void);
 uint32_t CSesameShims_EPOLLRDHUP(void);
 
-/// Name constraints of a certificate: -1 absent, 0 malformed, 1 present (counts and criticality set).
-int CSesameShims_name_constraints(const X509 *x509, int *critical, int *permitted, int *excluded);
+/// A certificate's name constraints, decoded once (free with NAME_CONSTRAINTS_free), or NULL:
+/// `*critical` is then -1 when the extension is absent, else it is malformed.
+NAME_CONSTRAINTS *_Nullable CSesameShims_name_constraints(const X509 *x509, int *critical);
+/// How many permitted and excluded subtrees `constraints` has.
+void CSesameShims_name_constraints_counts(const NAME_CONSTRAINTS *constraints, int *permitted, int *excluded);
 /// The DNS name of excluded subtree `index` into `buffer`; its length, or -1 when not a DNS name.
-int CSesameShims_name_constraints_excluded_dns(const X509 *x509, int index, char *buffer, int capacity);
+int CSesameShims_name_constraints_excluded_dns(const NAME_CONSTRAINTS *constraints, int index, char *buffer, int capacity);
 /// Authority key identifier parts: -1 absent, 0 malformed, 1 present.
 int CSesameShims_authority_key_id(const X509 *x509, int *has_key_id, int *has_issuer, int *has_serial);
 /// Whether the authority key identifier's issuer and serial (those present) name the certificate

@@ -130,30 +130,41 @@ struct NameConstraintsPolicy: CertificatePolicy {
                 ? ["a server certificate carries name constraints"] : []
         }
         guard certificate.extension(NID_name_constraints).present else { return [] }
-        let x509 = certificate.x509
         var critical: Int32 = 0
+        guard let constraints = CSesameShims_name_constraints(certificate.x509, &critical) else {
+            return critical == -1 ? [] : ["the name constraints are malformed"]
+        }
+        defer { NAME_CONSTRAINTS_free(constraints) }
         var permitted: Int32 = 0
         var excluded: Int32 = 0
-        switch CSesameShims_name_constraints(x509, &critical, &permitted, &excluded) {
-        case -1: return []
-        case 0: return ["the name constraints are malformed"]
-        default: break
-        }
+        CSesameShims_name_constraints_counts(constraints, &permitted, &excluded)
         if critical != 1 { return ["name constraints must be marked critical"] }
         if permitted == 0 && excluded == 0 { return ["name constraints with neither permitted nor excluded subtrees"] }
-        let wildcards = certificate.leafNames.compactMap { name -> String? in
-            guard case .dnsName(let text) = name, text.hasPrefix("*.") else { return nil }
-            return String(text.dropFirst(2)).lowercased()
-        }
+        let wildcards = Set(
+            certificate.leafNames.compactMap { name -> String? in
+                guard case .dnsName(let text) = name, text.hasPrefix("*.") else { return nil }
+                return String(text.dropFirst(2)).lowercased()
+            }
+        )
+        guard !wildcards.isEmpty else { return [] }
+        // Each excluded name is looked up by its label suffixes, so the work grows with the number
+        // of constraints plus names, never with their product (x509-limbo's nc-dos cases pair
+        // 2,048 constraints with 2,048 names).
+        var buffer = [CChar](repeating: 0, count: 256)
         for index in 0..<excluded {
-            var buffer = [CChar](repeating: 0, count: 256)
-            guard CSesameShims_name_constraints_excluded_dns(x509, index, &buffer, Int32(buffer.count)) >= 0 else {
+            guard CSesameShims_name_constraints_excluded_dns(constraints, index, &buffer, Int32(buffer.count)) >= 0
+            else {
                 continue
             }
             var excludedName = stringFromCBuffer(buffer).lowercased()
             if excludedName.hasPrefix(".") { excludedName.removeFirst() }
-            for base in wildcards where excludedName == base || excludedName.hasSuffix("." + base) {
-                return ["the wildcard '*.\(base)' covers the excluded name '\(excludedName)'"]
+            var suffix = Substring(excludedName)
+            while true {
+                if wildcards.contains(String(suffix)) {
+                    return ["the wildcard '*.\(suffix)' covers the excluded name '\(excludedName)'"]
+                }
+                guard let dot = suffix.firstIndex(of: ".") else { break }
+                suffix = suffix[suffix.index(after: dot)...]
             }
         }
         return []
