@@ -16,24 +16,37 @@ extension LoopbackPort {
     }
 
     /// The inodes of IPv4 sockets listening on `port` (/proc/net/tcp: local address, state 0A).
+    ///
+    /// The table has a line for every TCP socket of the machine (a parallel test run holds
+    /// hundreds), so lines are matched as bytes and only a listening socket's line is split.
     private static func listeningInodes(port: Int) -> Set<UInt64> {
         // Read to the end: /proc files report a size of 0, and String(contentsOfFile:) then reads
         // only the first 4 KiB.
         guard let handle = FileHandle(forReadingAtPath: "/proc/net/tcp") else { return [] }
         defer { try? handle.close() }
         guard let data = try? handle.readToEnd() else { return [] }
-        let table = String(decoding: data, as: UTF8.self)
+        // "local_address rem_address st": a listening socket has no remote end.
+        let hexPort = String(port, radix: 16, uppercase: true)
+        let needle = Array(
+            ":\(String(repeating: "0", count: max(0, 4 - hexPort.count)))\(hexPort) 00000000:0000 0A ".utf8
+        )
         var inodes: Set<UInt64> = []
-        for line in table.split(separator: "\n").dropFirst() {
-            let columns = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard columns.count > 9, columns[3] == "0A",
-                let colon = columns[1].lastIndex(of: ":"),
-                Int(columns[1][columns[1].index(after: colon)...], radix: 16) == port,
-                let inode = UInt64(columns[9])
-            else { continue }
+        for line in data.split(separator: UInt8(ascii: "\n")).dropFirst() where contains(Array(line), needle) {
+            let columns = String(decoding: line, as: UTF8.self).split(separator: " ")
+            guard columns.count > 9, let inode = UInt64(columns[9]) else { continue }
             inodes.insert(inode)
         }
         return inodes
+    }
+
+    private static func contains(_ bytes: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard let first = needle.first, bytes.count >= needle.count else { return false }
+        var index = 0
+        while index <= bytes.count - needle.count {
+            if bytes[index] == first, bytes[index..<index + needle.count].elementsEqual(needle) { return true }
+            index += 1
+        }
+        return false
     }
 
     /// The inodes of the sockets among `pid`'s open descriptors (links "socket:[INODE]").

@@ -75,11 +75,14 @@ public enum LoopbackPort {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             guard isAlive() else { return false }
+            // A connect first: it fails at once while nothing listens, and reading /proc (every
+            // socket of the machine) is worth it only once something does.
             let ready = ports.allSatisfy { port in
-                if let owner, !isListening(on: port, by: owner) { return false }
                 let (fd, connected) = connect(to: port)
                 close(fd)
-                return connected
+                guard connected else { return false }
+                if let owner { return isListening(on: port, by: owner) }
+                return true
             }
             if ready { return true }
             try? await Task.sleep(for: .milliseconds(25))
