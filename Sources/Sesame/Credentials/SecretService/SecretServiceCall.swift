@@ -78,14 +78,19 @@ struct SecretServiceCall {
     }
 }
 
-/// Cancels a `GCancellable` when the deadline passes, unless the call finished first. The timer
-/// holds its own reference to the cancellable, so it may fire after the call has returned.
+/// Cancels a `GCancellable` when the deadline passes, unless the call finished first.
+///
+/// The deadline is a timer on Sesame's event loop, a thread of its own: a dispatch timer runs on
+/// the threads Swift concurrency runs tasks on, and with those all held by calls waiting for a
+/// Secret Service that does not answer, it would never fire. The timer holds this object, and
+/// with it a reference to the cancellable, until it fires or the call finishes.
 private final class CancelTimer: @unchecked Sendable {
-    // @unchecked: `state` is guarded by `lock`; the pointers are immutable.
+    // @unchecked: `state` and `timer` are guarded by their locks; the pointers are immutable.
     private enum State { case running, fired, finished }
     private let library: LibSecret
     private let cancellable: OpaquePointer?
     private let state = LockedValue(State.running)
+    private let timer = LockedValue<LoopTimer?>(nil)
 
     init(library: LibSecret, cancellable: OpaquePointer?) {
         self.library = library
@@ -93,26 +98,31 @@ private final class CancelTimer: @unchecked Sendable {
         _ = library.objectRef(UnsafeMutableRawPointer(cancellable))
     }
 
+    deinit { library.objectUnref(UnsafeMutableRawPointer(cancellable)) }
+
     func schedule(after timeout: Duration) {
-        let (seconds, attoseconds) = timeout.components
-        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in
+        let deadline = LoopTimer(on: .shared, at: .now + timeout) { [self] in
             let fire = state.withLock { state -> Bool in
                 guard state == .running else { return false }
                 state = .fired
                 return true
             }
             if fire { library.cancellableCancel(cancellable) }
-            library.objectUnref(UnsafeMutableRawPointer(cancellable))
         }
+        timer.withLock { $0 = deadline }
     }
 
-    /// Marks the call finished; true when the timer had already cancelled it.
+    /// Marks the call finished and stops the timer; true when the timer had already cancelled it.
     func finish() -> Bool {
-        state.withLock { state in
+        let fired = state.withLock { state in
             defer { if state == .running { state = .finished } }
             return state == .fired
         }
+        timer.withLock { timer in
+            timer?.cancel()
+            timer = nil
+        }
+        return fired
     }
 }
 
