@@ -66,10 +66,13 @@ public enum LoopbackPort {
     /// Polls with plain TCP connects until every port accepts, `isAlive` turns false, or `timeout`
     /// passes. With `owner`, a port counts only once that process holds its listening socket
     /// (another may have taken a port meant for it: see `LoopbackPort+Owner.swift`).
+    ///
+    /// A peer that cannot bind exits, which `isAlive` reports at once; the timeout is for a peer
+    /// that starts slowly while a whole test run starts beside it (seconds under the sanitizers).
     public static func waitUntilListening(
         _ ports: [Int],
         by owner: pid_t? = nil,
-        timeout: Duration = .seconds(5),
+        timeout: Duration = .seconds(30),
         isAlive: () -> Bool = { true }
     ) async -> Bool {
         let deadline = ContinuousClock.now + timeout
