@@ -277,6 +277,25 @@ func raw(
             expected: "covers the excluded name",
             host: "good.example.test"
         ),
+        RuleCase(
+            rule: "a wildcard over an excluded subtree several labels below it, among many",
+            intermediate: adding(
+                "nameConstraints",
+                "critical,"
+                    + (0..<300).map { "excluded;DNS:other\($0).test," }.joined()
+                    + "excluded;DNS:.deep.bad.example.test"
+            ),
+            leaf: replacing("subjectAltName", with: "DNS:*.example.test"),
+            expected: "covers the excluded name 'deep.bad.example.test'",
+            host: "good.example.test"
+        ),
+        RuleCase(
+            rule: "an excluded name that ends like a wildcard's base without a label boundary",
+            intermediate: adding("nameConstraints", "critical,excluded;DNS:badexample.test"),
+            leaf: replacing("subjectAltName", with: "DNS:*.example.test"),
+            expected: nil,
+            host: "good.example.test"
+        ),
         // RFC 5280 §4.2.1.4, §4.2.1.11, §4.2.1.14
         RuleCase(
             rule: "certificate policies",
