@@ -28,10 +28,19 @@ enum FetchCommand {
         let session = Session(configuration: plan.configuration)
         let (request, sink, cookies, authentication) = (plan.request, plan.sink, plan.cookies, plan.authentication)
         let delegate = FetchDelegate(options: options, sink: sink)
-        let outcome: (any Error)? = await withCheckedContinuation { continuation in
-            delegate.completion = { continuation.resume(returning: $0) }
+        // The delegate's state and the sink are written on the session's task and read here once
+        // it completed. The outcome passes through a lock so that the order is one
+        // ThreadSanitizer sees: a continuation resumed before its task suspended (a quick
+        // transfer) orders the two only inside the runtime, which the sanitizer cannot see.
+        let handoff = LockedValue<(any Error)??>(nil)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            delegate.completion = { error in
+                handoff.withLock { $0 = .some(error) }
+                continuation.resume()
+            }
             session.dataTask(with: request, delegate: delegate).resume()
         }
+        let outcome: (any Error)? = handoff.withLock { $0 } ?? nil
         if let problem = cookies.save() {
             Output.error(problem)
             return .failure
