@@ -194,7 +194,7 @@ import Testing
             fields: [:],
             hasBody: false
         )
-        http2.requestOpened()
+        await http2.requestOpened()
         try await Task.sleep(for: .milliseconds(500))
         // The server could send 8 MiB; the 1 MiB stream window stops it until the reader takes some.
         let held = http2.unconsumedBytes
