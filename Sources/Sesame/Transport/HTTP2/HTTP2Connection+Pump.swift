@@ -142,8 +142,11 @@ extension HTTP2Connection {
     // MARK: Writing
 
     /// Starts a writer task unless one runs (it will pick up what was just queued) or nothing waits.
+    /// The writer runs on the connection's event loop, as the pump does: the preface, SETTINGS
+    /// ACKs and WINDOW_UPDATEs it carries must not wait for a busy concurrency pool (a peer may
+    /// close a connection whose SETTINGS stay unacknowledged: nghttpd does after 10 s).
     func scheduleFlush() {
-        if claimWriter() { Task { await self.flushLoop() } }
+        if claimWriter() { Task(executorPreference: connection.loop) { await self.flushLoop() } }
     }
 
     /// Writes what waits on the calling task, unless a writer already runs (it will write it).
