@@ -137,6 +137,43 @@ import Testing
         #expect(error?.code == .clientCertificateRequired)
     }
 
+    /// The server's alert can be lost: a server that closes with the client's last flight unread
+    /// resets the connection, and the reset can overtake the alert. The end of the connection is
+    /// then the server's verdict on the answer to its certificate request, and only then.
+    @Test func aHandshakeEndedAfterACertificateRequestIsTheServersVerdictOnTheAnswer() throws {
+        let reset = SesameError(.connectionReset, "memory: Connection reset by peer")
+        func answered(_ identity: Identity?) throws -> TLSEngine {
+            let pair = try TLSEnginePair(try Self.mutualTLSServer(.tls12))
+            let step = pair.handshake { engine, step in
+                if case .decideTrust(let resumed) = step { engine.decideTrustByDefault(resumed: resumed) }
+                return !{ if case .decideIdentity = step { true } else { false } }()
+            }
+            guard case .decideIdentity = step else { throw TLSEnginePairError(step: "\(step)") }
+            try pair.client.decideIdentity(identity)
+            _ = pair.client.handshake()  // the last flight, which the server never answers
+            return pair.client
+        }
+        let none = try answered(nil).endedDuringHandshake(reset)
+        #expect(none.code == .clientCertificateRequired)
+        #expect(none.detail.contains("none was sent") && none.detail.contains("reset by peer"), "\(none)")
+
+        let alice = try sharedPKI.clientCertificate(commonName: "alice").identity()
+        let sent = try answered(alice).endedDuringHandshake(reset)
+        #expect(sent.code == .clientCertificateRejected)
+        #expect(sent.detail.contains("alice"), "\(sent)")
+
+        // With no certificate request, or one not answered yet, the end stands as it was.
+        let plain = try TLSEnginePair(try Self.server(.tls12))
+        _ = plain.handshake()
+        #expect(plain.client.endedDuringHandshake(reset).code == .connectionReset)
+        let pending = try TLSEnginePair(try Self.mutualTLSServer(.tls12))
+        _ = pending.handshake { engine, step in
+            if case .decideTrust(let resumed) = step { engine.decideTrustByDefault(resumed: resumed) }
+            return !{ if case .decideIdentity = step { true } else { false } }()
+        }
+        #expect(pending.client.endedDuringHandshake(reset).code == .connectionReset)
+    }
+
     @Test func aResumedSessionIsDecidedAgainOnItsStoredChain() throws {
         let server = try Self.server(.tls13)
         let port = Int.random(in: 10_000...60_000)

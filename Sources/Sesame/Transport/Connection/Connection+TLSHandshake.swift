@@ -12,13 +12,13 @@ extension Connection {
         switch step {
         case .needsInput:
             if socketEOF {
-                fail(
+                let ended =
                     socketError
-                        ?? SesameError(
-                            .connectionClosed,
-                            "\(tls.serverName):\(tls.port) closed the connection during the TLS handshake"
-                        )
-                )
+                    ?? SesameError(
+                        .connectionClosed,
+                        "\(tls.serverName):\(tls.port) closed the connection during the TLS handshake"
+                    )
+                fail(tls.endedDuringHandshake(ended))
             }
         case .waitingForDecision:
             break

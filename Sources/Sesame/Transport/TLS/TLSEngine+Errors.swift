@@ -30,6 +30,10 @@ extension TLSEngine {
             }
         }
         switch code {
+        case SSL_ERROR_SYSCALL where operation == "handshake":
+            return endedDuringHandshake(
+                SesameError(.connectionClosed, "\(peer): the connection ended during the TLS handshake")
+            )
         case SSL_ERROR_SYSCALL:
             return SesameError(.connectionClosed, "\(peer): the connection ended during the TLS \(operation)")
         case SSL_ERROR_SSL where operation == "handshake":
@@ -37,6 +41,29 @@ extension TLSEngine {
         default:
             return SesameError(.tlsProtocolError, "\(peer): TLS \(operation) failed: \(stack)")
         }
+    }
+
+    /// What the end of the connection in the middle of the handshake, with no alert to read,
+    /// means. Once this client has answered a certificate request, the end is the server's
+    /// verdict on that answer: a server that requires a certificate, or refuses the one it got,
+    /// stops the handshake there. It sends an alert first, but when it closes with this client's
+    /// last flight unread its kernel resets the connection, and the reset can overtake the alert
+    /// (OpenSSL's `s_server -Verify` under TLS 1.2 does this). Otherwise `underlying` stands.
+    func endedDuringHandshake(_ underlying: SesameError) -> SesameError {
+        guard machine.identityAnswered, !machine.trustRejected else { return underlying }
+        let peer = "\(serverName):\(port)"
+        guard let sent = machine.sentIdentity else {
+            return SesameError(
+                .clientCertificateRequired,
+                "\(peer): the server asked for a client certificate, none was sent, and it ended the handshake"
+                    + " (\(underlying.detail))"
+            )
+        }
+        return SesameError(
+            .clientCertificateRejected,
+            "\(peer): the server ended the handshake after receiving the client certificate"
+                + " \"\(sent.certificate.subject)\" (\(underlying.detail))"
+        )
     }
 
     func trustRejectedError() -> SesameError {

@@ -24,6 +24,12 @@ struct TLSHandshakeStateMachine {
         return true
     }
 
+    /// True once a certificate request was answered (with an identity or with none).
+    var identityAnswered: Bool {
+        if case .decided = identity { return true }
+        return false
+    }
+
     /// The identity that was sent, if any.
     var sentIdentity: Identity? {
         if case .decided(let identity) = identity { return identity }
