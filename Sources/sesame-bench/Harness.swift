@@ -122,6 +122,25 @@ struct Harness {
             http2: true
         ),
         Workload(
+            name: "HTTP/2: keep-alive GET ×2000",
+            mode: "keepalive",
+            count: 2000,
+            path: "/small.txt",
+            concurrency: 1,
+            systemStore: false,
+            http2: true
+        ),
+        Workload(
+            name: "HTTP/2: keep-alive GET ×2000, Sesame's loop on its event loop",
+            mode: "keepalive",
+            count: 2000,
+            path: "/small.txt",
+            concurrency: 1,
+            systemStore: false,
+            onLoop: true,
+            http2: true
+        ),
+        Workload(
             // 200: at 20 a run took about 50 ms, too short for this machine's noise.
             name: "1 MiB GET ×200",
             mode: "keepalive",
