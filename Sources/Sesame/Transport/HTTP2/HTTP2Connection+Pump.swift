@@ -89,10 +89,9 @@ extension HTTP2Connection {
         _ wake: inout Wake,
         _ change: (inout HTTP2StreamState) -> Void
     ) {
-        guard var stream = state.streams[id] else { return }
-        change(&stream)
-        stream.takeWaiters(&wake)
-        state.streams[id] = stream
+        // In place: a copy taken out of the dictionary shares its items with the one left behind,
+        // and the first append would copy them all.
+        state.streams[id]?.change(change, waking: &wake)
     }
 
     /// The error a stream's RST_STREAM stands for: REFUSED_STREAM and HTTP_1_1_REQUIRED leave

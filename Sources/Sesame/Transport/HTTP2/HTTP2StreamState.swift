@@ -99,6 +99,15 @@ struct HTTP2StreamState {
         return item
     }
 
+    /// Applies `change`, then takes the waiters it released.
+    mutating func change(
+        _ change: (inout HTTP2StreamState) -> Void,
+        waking wake: inout [CheckedContinuation<Void, any Error>]
+    ) {
+        change(&self)
+        takeWaiters(&wake)
+    }
+
     /// The continuations to resume now that something changed (both, when the stream finished).
     mutating func takeWaiters(_ into: inout [CheckedContinuation<Void, any Error>]) {
         if let waiter, hasItem {
