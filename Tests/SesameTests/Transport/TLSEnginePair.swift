@@ -82,6 +82,17 @@ final class TLSEnginePair {
         return true
     }
 
+    /// Decides trust the default way and stops at the identity decision, leaving it to the test.
+    static func stopAtIdentity(_ engine: TLSEngine, _ step: TLSEngine.HandshakeStep) -> Bool {
+        switch step {
+        case .decideTrust(let resumed):
+            engine.decideTrustByDefault(resumed: resumed)
+            return true
+        case .decideIdentity: return false
+        default: return true
+        }
+    }
+
     /// What the client decrypts until it needs more, after the server's output arrived.
     func clientReads(maxLength: Int = 65_536) -> (bytes: [UInt8], last: TLSEngine.ReadOutcome) {
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)

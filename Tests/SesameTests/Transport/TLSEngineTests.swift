@@ -94,10 +94,7 @@ import Testing
         version: TLSConfiguration.ProtocolVersion
     ) throws {
         let pair = try TLSEnginePair(try Self.mutualTLSServer(version))
-        let step = pair.handshake { engine, step in
-            if case .decideTrust(let resumed) = step { engine.decideTrustByDefault(resumed: resumed) }
-            return !{ if case .decideIdentity = step { true } else { false } }()
-        }
+        let step = pair.handshake(decide: TLSEnginePair.stopAtIdentity)
         guard case .decideIdentity = step else {
             Issue.record("expected an identity decision, got \(step)")
             return
@@ -144,10 +141,7 @@ import Testing
         let reset = SesameError(.connectionReset, "memory: Connection reset by peer")
         func answered(_ identity: Identity?) throws -> TLSEngine {
             let pair = try TLSEnginePair(try Self.mutualTLSServer(.tls12))
-            let step = pair.handshake { engine, step in
-                if case .decideTrust(let resumed) = step { engine.decideTrustByDefault(resumed: resumed) }
-                return !{ if case .decideIdentity = step { true } else { false } }()
-            }
+            let step = pair.handshake(decide: TLSEnginePair.stopAtIdentity)
             guard case .decideIdentity = step else { throw TLSEnginePairError(step: "\(step)") }
             try pair.client.decideIdentity(identity)
             _ = pair.client.handshake()  // the last flight, which the server never answers
@@ -167,10 +161,7 @@ import Testing
         _ = plain.handshake()
         #expect(plain.client.endedDuringHandshake(reset).code == .connectionReset)
         let pending = try TLSEnginePair(try Self.mutualTLSServer(.tls12))
-        _ = pending.handshake { engine, step in
-            if case .decideTrust(let resumed) = step { engine.decideTrustByDefault(resumed: resumed) }
-            return !{ if case .decideIdentity = step { true } else { false } }()
-        }
+        _ = pending.handshake(decide: TLSEnginePair.stopAtIdentity)
         #expect(pending.client.endedDuringHandshake(reset).code == .connectionReset)
     }
 
