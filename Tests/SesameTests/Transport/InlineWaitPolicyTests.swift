@@ -64,6 +64,15 @@ import Testing
         #expect(policy.connectionsInUse.load(ordering: .relaxed) == 0)
     }
 
+    @Test func everyEighthWaitOnACallersThreadEndsWithAYield() {
+        let policy = InlineWaitPolicy()
+        let yields = (1...3 * InlineWaitPolicy.waitsBetweenYields).map { _ in policy.waitBegan() }
+        let expected = (1...3 * InlineWaitPolicy.waitsBetweenYields).map {
+            $0.isMultiple(of: InlineWaitPolicy.waitsBetweenYields)
+        }
+        #expect(yields == expected)
+    }
+
     @Test func noReadWaitingAllowsNothing() {
         let policy = InlineWaitPolicy()
         #expect(!policy.allowsInlineWait)

@@ -24,6 +24,10 @@ import Synchronization
 ///   tasks wait for the thread before they can start a read at all, so every read starts alone;
 ///   waiting in ppoll(2) then ran 64 tasks one after another (20,000 requests, 20,000 ppoll
 ///   calls and 82 epoll_wait calls, with the processor idle a third of the time).
+/// - A task whose read was answered on its thread did not suspend, so the tasks waiting for that
+///   thread (which no count shows) did not run meanwhile. After every `waitsBetweenYields`
+///   waits of the loop, the waiting task yields before it goes on: a task holds a thread for at
+///   most that many waits before the others get a turn.
 /// The time bound of each wait (`inlineWaitLimit`) and its back-off after run-outs are the
 /// connection's (the peer's speed is a property of the connection, not of the loop).
 final class InlineWaitPolicy: @unchecked Sendable {
@@ -31,9 +35,12 @@ final class InlineWaitPolicy: @unchecked Sendable {
 
     /// Reads in a row that must begin alone before callers' threads wait for answers.
     static let aloneReadsRequired = 8
+    /// Waits on callers' threads after which the caller yields its thread (see `waitBegan()`).
+    static let waitsBetweenYields = 8
 
     private var waitingReads = 0
     private var aloneReads = InlineWaitPolicy.aloneReadsRequired
+    private var waitsSinceYield = 0
     /// Connections of this loop lent out for an exchange, by every pool.
     let connectionsInUse = Atomic<Int>(0)
 
@@ -47,6 +54,15 @@ final class InlineWaitPolicy: @unchecked Sendable {
     func readEnded() {
         assert(waitingReads > 0, "readEnded without readBegan")
         waitingReads -= 1
+    }
+
+    /// A caller's thread is about to wait for a read. True every `waitsBetweenYields`-th time:
+    /// the caller then yields its thread once the read is answered.
+    func waitBegan() -> Bool {
+        waitsSinceYield += 1
+        guard waitsSinceYield >= Self.waitsBetweenYields else { return false }
+        waitsSinceYield = 0
+        return true
     }
 
     /// Whether the read that just began may be waited for on its caller's thread.
