@@ -26,8 +26,9 @@ public struct SessionConfiguration: Sendable {
     /// loopback; a 1 MiB body takes about 7 context switches instead of 35), but holds one of Swift's
     /// concurrency threads, so it is done only when the connection's previous answer came within
     /// this limit, no other read waits on the session's event loop and none did when the last
-    /// eight reads started (concurrent tasks need those threads to send their requests); past the
-    /// limit the wait is handed to the loop. `.zero`: tasks always suspend. The default, 3 ms,
+    /// eight reads started (concurrent tasks need those threads to send their requests), and the
+    /// task yields its thread after every eighth such wait (tasks that wait for it start); past
+    /// the limit the wait is handed to the loop. `.zero`: tasks always suspend. The default, 3 ms,
     /// covers answers on loopback and a LAN with their jitter: with 1 ms, over a quarter of the
     /// answers relayed by a loopback squid came too late and went through the loop (9 % more CPU
     /// per request).
