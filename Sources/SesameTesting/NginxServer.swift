@@ -21,6 +21,10 @@ public final class NginxServer: Sendable {
     public let prefix: URL
     private let process: ChildProcess
 
+    /// Processor time nginx's processes (master and workers) have run, in seconds; differences
+    /// over a run show how busy the server was (``ChildProcess/treeProcessorSeconds``).
+    public var processorSeconds: Double? { process.treeProcessorSeconds }
+
     /// The 1 MiB static file's contents.
     public static let largeFile = [UInt8]((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
     /// The text file's contents.

@@ -6,8 +6,8 @@ extension Harness {
     /// Sesame's rate over libcurl's within each repetition.
     func render(_ results: [String: [Client: [Sample]]], clientCPU: Int?) -> String {
         var lines = [
-            "| workload | client | req/s median (min–max) | CPU µs/req | peak RSS MiB | round trips/req | Sesame/libcurl req/s median (min–max) |",
-            "|---|---|---|---|---|---|---|",
+            "| workload | client | req/s median (min–max) | CPU µs/req | peak RSS MiB | round trips/req | server busy | Sesame/libcurl req/s median (min–max) |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         func median(_ values: [Double]) -> Double {
             let sorted = values.sorted()
@@ -26,6 +26,8 @@ extension Harness {
                 let rates = samples.map { Double(workload.count) / $0.wall }
                 let cpu = median(samples.map { $0.cpu / Double(workload.count) * 1e6 })
                 let rss = Double(samples.map(\.peakRSS).max() ?? 0) / 1024
+                let busy = samples.compactMap { sample in sample.serverCPU.map { $0 / max(sample.wall, 1e-9) } }
+                let serverBusy = busy.count == samples.count ? String(format: "%.0f %%", median(busy) * 100) : ""
                 let ratio =
                     client == .sesame && !ratios.isEmpty
                     ? String(format: "%.2f (%.2f–%.2f)", median(ratios), ratios.min() ?? 0, ratios.max() ?? 0) : ""
@@ -38,7 +40,7 @@ extension Harness {
                             rates.max() ?? 0
                         )
                         + " | " + String(format: "%.0f", cpu) + " | " + String(format: "%.1f", rss) + " | "
-                        + String(format: "%.3f", median(samples.map(\.roundTrips))) + " | \(ratio) |"
+                        + String(format: "%.3f", median(samples.map(\.roundTrips))) + " | \(serverBusy) | \(ratio) |"
                 )
             }
         }
@@ -46,7 +48,9 @@ extension Harness {
         lines.append(
             "Sesame and libcurl time their own workload; curl CLI times include its process start-up. "
                 + "h2load (concurrent rows): nghttp2's load generator with the same count and concurrency, "
-                + "no certificate check and no body kept: what the server gives any client here. "
+                + "no certificate check and no body kept, on the clients' processor, which bounds it as it "
+                + "bounds the clients. Server busy: processor time nginx's processes ran over the run's "
+                + "wall time (median; schedstat): near 100 % the server bounds the rate, well under it the client. "
                 + "\"System store\" is Debian's CA bundle plus the test root, loaded as each client does it. "
                 + "Sesame/libcurl: Sesame's rate over libcurl's in the same repetition (run back to back, "
                 + "taking turns going first), "

@@ -2,8 +2,8 @@ import Foundation
 import SesameTesting
 
 // The command-line tools measured beside Sesame and libcurl: the curl CLI, and for a concurrent
-// workload the servers' ceiling, h2load (nghttp2's load generator) against the same port with the
-// same count and concurrency, on the clients' processor.
+// workload h2load (nghttp2's load generator) against the same port with the same count and
+// concurrency, on the clients' processor.
 extension Harness {
     /// Runs the curl CLI with every URL of the workload in one invocation; wall time from here,
     /// CPU and peak RSS from wait4 (process start-up included).
@@ -52,8 +52,10 @@ extension Harness {
 
     /// Runs h2load once: HTTP/1.1 with one connection per concurrent request (`--h1 -c N`), or
     /// HTTP/2 with the requests multiplexed on one connection (`-c 1 -m N`), as the clients do.
-    /// h2load checks no certificate and keeps no body, so its rate bounds what any client could
-    /// get from the server here; it is not a client to compare with. Wall time is h2load's own
+    /// h2load checks no certificate and keeps no body; it is not a client to compare with, nor the
+    /// server's ceiling: on one processor it is bound by that processor as the clients are (its
+    /// processor time matched its wall time, with nginx busy 75 % of it); the "server busy"
+    /// column says how close to its ceiling the server was. Wall time is h2load's own
     /// ("finished in"), CPU and peak memory those of its process (start-up included).
     func measureH2Load(
         _ workload: Workload,

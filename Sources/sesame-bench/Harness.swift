@@ -50,8 +50,8 @@ struct Harness {
         case sesame = "Sesame"
         case libcurl = "libcurl multi"
         case curl = "curl CLI"
-        /// The servers' ceiling for concurrent workloads (`Harness+Tools.swift`), not a client compared.
-        case h2load = "h2load (server ceiling)"
+        /// A load generator for concurrent workloads (`Harness+Tools.swift`), not a client compared.
+        case h2load = "h2load (load generator)"
     }
 
     struct Sample {
@@ -59,6 +59,8 @@ struct Harness {
         let cpu: Double
         let peakRSS: Int
         var roundTrips = 0.0
+        /// Processor seconds nginx ran during the sample (nil on Apache, or where /proc does not tell).
+        var serverCPU: Double?
     }
 
     static let workloads = [
@@ -274,6 +276,7 @@ struct Harness {
                 for client in order {
                     var sample: Sample
                     let before = served()
+                    let serverBefore = workload.onApache ? nil : nginx.processorSeconds
                     switch client {
                     case .sesame:
                         var arguments = [
@@ -316,6 +319,10 @@ struct Harness {
                             environment: extras.placement,
                             in: scratch
                         )
+                    }
+                    // Before the pause: nginx writes its log lines meanwhile, after the run.
+                    if let serverBefore, let serverAfter = nginx.processorSeconds {
+                        sample.serverCPU = serverAfter - serverBefore
                     }
                     try await Task.sleep(for: .milliseconds(200))  // logs are written after the response
                     sample.roundTrips = Double(served() - before) / Double(workload.count)
