@@ -59,7 +59,7 @@ import Testing
         defer { normal.shutdown() }
         /// The policy of `loop`'s thread in its next wait, with `users` at work.
         func waitsAsBatch(_ loop: EventLoop, users: Int) async throws -> Bool? {
-            loop.usersAtWork.store(users, ordering: .relaxed)
+            loop.usersAtWork.set(users)
             // Work posted now makes the loop wait again, deciding anew.
             await withCheckedContinuation { continuation in loop.execute { continuation.resume() } }
             // The work woke it, so it runs under the usual policy until it waits again: a batch

@@ -38,10 +38,10 @@ import Testing
         // One concurrency thread: the other tasks wait for it before they can start a read, so
         // every read begins alone; the connections they hold say they are there.
         let policy = InlineWaitPolicy()
-        policy.connectionsInUse.wrappingAdd(2, ordering: .relaxed)
+        policy.connectionsInUse.add(2)
         policy.readBegan()
         #expect(!policy.allowsInlineWait)
-        policy.connectionsInUse.wrappingSubtract(1, ordering: .relaxed)
+        policy.connectionsInUse.subtract(1)
         #expect(policy.allowsInlineWait, "the read's own connection alone")
         policy.readEnded()
     }
@@ -55,13 +55,13 @@ import Testing
         let policy = connection.inlineWaits
         connection.useBegan()
         connection.useBegan()  // a second lease of the same connection cannot happen; it counts nothing
-        #expect(policy.connectionsInUse.load(ordering: .relaxed) == 1)
+        #expect(policy.connectionsInUse.value == 1)
         connection.useEnded()
         connection.useEnded()
-        #expect(policy.connectionsInUse.load(ordering: .relaxed) == 0)
+        #expect(policy.connectionsInUse.value == 0)
         connection.useBegan()
         await connection.close()  // closing ends the use, whether or not a lease comes back
-        #expect(policy.connectionsInUse.load(ordering: .relaxed) == 0)
+        #expect(policy.connectionsInUse.value == 0)
     }
 
     @Test func everyEighthWaitOnACallersThreadEndsWithAYield() {

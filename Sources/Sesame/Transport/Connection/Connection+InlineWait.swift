@@ -186,14 +186,12 @@ extension Connection {
     /// a second call before ``useEnded()`` counts nothing.
     func useBegan() {
         guard !inUseBox.exchange(true, ordering: .relaxed) else { return }
-        inlineWaits.connectionsInUse.wrappingAdd(1, ordering: .relaxed)
-        loop.usersAtWork.wrappingAdd(1, ordering: .relaxed)  // `EventLoop.SchedulingPolicy`
+        inlineWaits.connectionsInUse.add(1)  // also `EventLoop.SchedulingPolicy`'s
     }
 
     /// The pool has the connection back (or it was closed). Any thread; once per ``useBegan()``.
     func useEnded() {
         guard inUseBox.exchange(false, ordering: .relaxed) else { return }
-        inlineWaits.connectionsInUse.wrappingSubtract(1, ordering: .relaxed)
-        loop.usersAtWork.wrappingSubtract(1, ordering: .relaxed)
+        inlineWaits.connectionsInUse.subtract(1)
     }
 }

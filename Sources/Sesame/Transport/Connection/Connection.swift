@@ -129,6 +129,6 @@ public final class Connection: @unchecked Sendable {
         self.hooks = hooks
         self.context = context
         self.loop = loop
-        self.inlineWaits = loop.local(InlineWaitPolicy.self) { InlineWaitPolicy() }
+        self.inlineWaits = loop.local(InlineWaitPolicy.self) { InlineWaitPolicy(connectionsInUse: loop.usersAtWork) }
     }
 }

@@ -41,8 +41,11 @@ final class InlineWaitPolicy: @unchecked Sendable {
     private var waitingReads = 0
     private var aloneReads = InlineWaitPolicy.aloneReadsRequired
     private var waitsSinceYield = 0
-    /// Connections of this loop lent out for an exchange, by every pool.
-    let connectionsInUse = Atomic<Int>(0)
+    /// Connections of this loop lent out for an exchange, by every pool: the loop's own count of
+    /// its users at work (``EventLoop/usersAtWork``), one count for both uses.
+    let connectionsInUse: SharedCount
+
+    init(connectionsInUse: SharedCount = SharedCount()) { self.connectionsInUse = connectionsInUse }
 
     /// A read began waiting for bytes on one of the loop's connections.
     func readBegan() {
@@ -67,6 +70,6 @@ final class InlineWaitPolicy: @unchecked Sendable {
 
     /// Whether the read that just began may be waited for on its caller's thread.
     var allowsInlineWait: Bool {
-        waitingReads == 1 && aloneReads >= Self.aloneReadsRequired && connectionsInUse.load(ordering: .relaxed) <= 1
+        waitingReads == 1 && aloneReads >= Self.aloneReadsRequired && connectionsInUse.value <= 1
     }
 }

@@ -1,5 +1,18 @@
 internal import CSesameShims
 import Glibc
+import Synchronization
+
+/// A count kept by several parties, on any thread: the loop's users at work
+/// (``EventLoop/usersAtWork``), which the connection layer keeps and reads as its connections in
+/// use (`InlineWaitPolicy`).
+final class SharedCount: Sendable {
+    private let count = Atomic<Int>(0)
+
+    func add(_ delta: Int) { count.wrappingAdd(delta, ordering: .relaxed) }
+    func subtract(_ delta: Int) { count.wrappingSubtract(delta, ordering: .relaxed) }
+    func set(_ newValue: Int) { count.store(newValue, ordering: .relaxed) }
+    var value: Int { count.load(ordering: .relaxed) }
+}
 
 extension EventLoop {
     /// How the loop thread is scheduled against the thread running on its processor when an
@@ -35,7 +48,7 @@ extension EventLoop {
     /// and the two system calls of a batch wait would only add to it (6 µs per request, one
     /// request at a time over HTTP/2).
     func waitsAsBatch(timeout: Int32) -> Bool {
-        schedulingPolicy == .batch && timeout != 0 && usersAtWork.load(ordering: .relaxed) > 1
+        schedulingPolicy == .batch && timeout != 0 && usersAtWork.value > 1
     }
 
     /// Waits in epoll_wait(2) for at most `timeout` milliseconds (-1: until an event), as a

@@ -41,7 +41,7 @@ public final class EventLoop: @unchecked Sendable {
     let schedulingPolicy: SchedulingPolicy
     let kernelThreadID = Atomic<Int32>(0)  // the loop thread's gettid(2), for tests; 0 until it starts
     /// The loop's users at work on something it serves, as the layers above count (`SchedulingPolicy`).
-    let usersAtWork = Atomic<Int>(0)
+    let usersAtWork = SharedCount()
 
     private enum LoopState { case running, stopping, stopped }
 
