@@ -121,6 +121,17 @@ public final class ApacheServer: Sendable {
         readText(prefix.appendingPathComponent("access.log").path).split(separator: "\n").map(String.init)
     }
 
+    /// The access log once it has at least `count` lines (Apache writes a line after its response,
+    /// and over HTTP/2 after the stream ends), or as it is when `timeout` passes first.
+    public func accessLog(atLeast count: Int, timeout: Duration = .seconds(10)) async -> [String] {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let log = accessLog
+            if log.count >= count || ContinuousClock.now >= deadline { return log }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
     /// `http://127.0.0.1:PORT`.
     public var baseURL: String { "http://127.0.0.1:\(port)" }
 

@@ -234,4 +234,19 @@ public final class NginxServer: Sendable {
             return (String(parts[0]), number, String(parts[2]))
         }
     }
+
+    /// The access log's entries that `include` selects, once there are at least `count` of them
+    /// (nginx writes an entry after its response), or as they are when `timeout` passes first.
+    public func accessLog(
+        atLeast count: Int,
+        where include: (_ request: String) -> Bool = { _ in true },
+        timeout: Duration = .seconds(10)
+    ) async -> [(connection: String, number: Int, request: String)] {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let log = accessLog.filter { include($0.request) }
+            if log.count >= count || ContinuousClock.now >= deadline { return log }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+    }
 }

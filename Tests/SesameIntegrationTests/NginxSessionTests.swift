@@ -31,8 +31,7 @@ import Testing
                 #expect(String(decoding: data, as: UTF8.self) == "hello nginx\n")
             }
         }
-        try await Task.sleep(for: .milliseconds(100))  // the access log is written after the response
-        let log = nginx.accessLog
+        let log = await nginx.accessLog(atLeast: 10)
         #expect(log.count == 10)
         #expect(Set(log.map(\.connection)).count == 2, "\(log)")
         #expect(log.map(\.number) == [1, 2, 3, 4, 5, 1, 2, 3, 4, 5])
