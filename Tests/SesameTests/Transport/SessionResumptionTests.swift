@@ -5,7 +5,9 @@ import Testing
 @testable import Sesame
 
 @Suite struct SessionResumptionTests {
-    /// Each test uses its own ALPN list so that its TLS context (and session cache) is its own.
+    /// Sessions are kept by host and port, and each test's server has a port and ticket keys of its
+    /// own, so one test's sessions never resume against another's server. The ALPN tag gives each
+    /// test a TLS context of its own as well (contexts that differ only in ALPN share sessions).
     func configuration(_ tag: String) -> TLSConfiguration {
         var configuration = trustingTestRoot()
         configuration.applicationProtocols = ["sesame-\(tag)"]
@@ -65,6 +67,54 @@ import Testing
         #expect(records.count == 3)
         #expect(records[2].sessionReused)
         #expect(records[2].applicationBytesReceived == 0)
+    }
+
+    /// An origin's first connection offers `h2, http/1.1`; once the origin answered `http/1.1`, its
+    /// further connections offer `http/1.1` alone. They resume the first one's session: a session
+    /// is not bound to the ALPN list offered.
+    @Test(arguments: [TLSConfiguration.ProtocolVersion.tls12, .tls13])
+    func http1ConnectionsResumeTheSessionOfTheConnectionThatOfferedHTTP2(
+        version: TLSConfiguration.ProtocolVersion
+    ) async throws {
+        var configuration = LocalServer.Configuration(identity: try sharedPKI.leaf())
+        configuration.minimumVersion = version
+        configuration.maximumVersion = version
+        configuration.applicationProtocols = ["http/1.1"]
+        configuration.handler = { _ in .text("ok", headers: [("Connection", "close")]) }
+        let origin = try LocalServer(configuration)
+        defer { origin.shutdown() }
+        let session = testSession { $0.httpVersion = .http2 }
+        for _ in 0..<3 {
+            let (_, response) = try await session.data(from: url(origin, "/"))
+            #expect(response.status == 200)
+            #expect(response.version == "HTTP/1.1")
+        }
+        let records = await origin.finishedConnections(atLeast: 3)
+        #expect(records.map(\.applicationProtocol) == ["http/1.1", "http/1.1", "http/1.1"])
+        #expect(records.map(\.sessionReused) == [false, true, true])
+    }
+
+    /// Contexts share sessions and trust evaluations across ALPN lists, never across trust roots
+    /// or versions (a session trusted under one set of roots must not skip another's judgement).
+    @Test func contextsShareSessionsOnlyWhereTheRootsAndVersionsAreTheSame() throws {
+        let first = configuration("scope-a")
+        var second = configuration("scope-b")
+        second.applicationProtocols.append("http/1.1")
+        let a = try TLSContext.shared(for: first)
+        let b = try TLSContext.shared(for: second)
+        #expect(a !== b)
+        #expect(a.sessions === b.sessions)
+        #expect(a.trustEvaluations === b.trustEvaluations)
+
+        var otherRoots = second
+        otherRoots.trustRoots = .anchors([sharedPKI.untrustedRoot.certificate])
+        var otherVersions = second
+        otherVersions.minimumVersion = .tls13
+        for other in [otherRoots, otherVersions] {
+            let c = try TLSContext.shared(for: other)
+            #expect(c.sessions !== a.sessions)
+            #expect(c.trustEvaluations !== a.trustEvaluations)
+        }
     }
 
     @Test func sessionsWithAClientCertificateAreNotResumed() async throws {

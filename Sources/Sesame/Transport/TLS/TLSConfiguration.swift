@@ -50,5 +50,16 @@ public struct TLSConfiguration: Hashable, Sendable {
         let maximumVersion: ProtocolVersion?
         let applicationProtocols: [String]
         let trustRoots: TrustRoots
+
+        /// The settings that bind a session and a trust evaluation: contexts alike in these
+        /// share their caches (see ``TLSContext``).
+        var resumptionScope: ContextKey {
+            ContextKey(
+                minimumVersion: minimumVersion,
+                maximumVersion: maximumVersion,
+                applicationProtocols: [],
+                trustRoots: trustRoots
+            )
+        }
     }
 }

@@ -2,15 +2,22 @@ internal import COpenSSL
 internal import CSesameShims
 import Foundation
 
-/// Owns one client `SSL_CTX` with Sesame's callbacks installed, and the session cache that goes
-/// with it. One context exists per distinct ``TLSConfiguration/contextKey`` and is shared by every
-/// connection made with it. Immutable after creation, apart from the locked session cache.
+/// Owns one client `SSL_CTX` with Sesame's callbacks installed, and the caches that go with it.
+/// One context exists per distinct ``TLSConfiguration/contextKey`` and is shared by every
+/// connection made with it. Immutable after creation, apart from the locked caches.
+///
+/// Contexts that differ only in the ALPN protocols they offer share their session cache and
+/// their trust evaluations: the first connection to an origin offers `h2, http/1.1`, the origin's
+/// further HTTP/1.1 connections offer `http/1.1` only, and they resume the first one's session.
+/// ALPN does not bind a session (RFC 8446 section 4.6.1; only early data, which Sesame does not
+/// send, must keep the protocol), whereas the versions and the trust roots do: a session trusted
+/// under one set of roots never reaches a context with another.
 final class TLSContext: @unchecked Sendable {
     let pointer: OpaquePointer
     let key: TLSConfiguration.ContextKey
-    let sessions = TLSSessionCache()
+    let sessions: TLSSessionCache
     /// Default trust evaluations under this context's roots.
-    let trustEvaluations = TrustEvaluationCache()
+    let trustEvaluations: TrustEvaluationCache
 
     private static let contexts = LockedValue<[TLSConfiguration.ContextKey: TLSContext]>([:])
 
@@ -18,7 +25,14 @@ final class TLSContext: @unchecked Sendable {
     static func shared(for configuration: TLSConfiguration) throws -> TLSContext {
         let key = configuration.contextKey
         if let existing = contexts.withLock({ $0[key] }) { return existing }
-        let made = try TLSContext(key: key)
+        let sibling = contexts.withLock { contexts in
+            contexts.first { $0.key.resumptionScope == key.resumptionScope }?.value
+        }
+        let made = try TLSContext(
+            key: key,
+            sessions: sibling?.sessions ?? TLSSessionCache(),
+            trustEvaluations: sibling?.trustEvaluations ?? TrustEvaluationCache()
+        )
         return contexts.withLock { contexts in
             if let existing = contexts[key] { return existing }
             if contexts.count >= 32 { contexts.removeAll() }
@@ -27,8 +41,14 @@ final class TLSContext: @unchecked Sendable {
         }
     }
 
-    private init(key: TLSConfiguration.ContextKey) throws {
+    private init(
+        key: TLSConfiguration.ContextKey,
+        sessions: TLSSessionCache,
+        trustEvaluations: TrustEvaluationCache
+    ) throws {
         self.key = key
+        self.sessions = sessions
+        self.trustEvaluations = trustEvaluations
         OpenSSLErrorStack.clear()
         guard let context = SSL_CTX_new(TLS_client_method()) else {
             throw SesameError(.tlsHandshakeFailed, "SSL_CTX_new failed (\(OpenSSLErrorStack.drain()))")
