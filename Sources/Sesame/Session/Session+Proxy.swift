@@ -33,6 +33,7 @@ extension Session {
             hooks: handshakeHooks(for: task),
             connectTimeout: connectTimeout,
             inlineWaitLimit: configuration.inlineWaitLimit,
+            nameCacheLifetime: configuration.nameCacheLifetime,
             on: loop
         )
     }
@@ -84,6 +85,7 @@ extension Session {
                 hooks: handshakeHooks(for: task),
                 connectTimeout: connectLimit(by: deadline),
                 inlineWaitLimit: configuration.inlineWaitLimit,
+                nameCacheLifetime: configuration.nameCacheLifetime,
                 on: loop
             )
             let response: HTTPResponse

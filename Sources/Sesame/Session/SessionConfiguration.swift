@@ -18,6 +18,12 @@ public struct SessionConfiguration: Sendable {
     /// curl's `--max-time`): one deadline over waiting for a connection, connecting, sending and
     /// every read. Past it the task fails with ``SesameError/Code/timeout``.
     public var resourceTimeout: Duration = .seconds(7 * 24 * 3600)
+    /// How long the answer of a name lookup is reused, as curl's DNS cache (60 s) and the JVM's
+    /// address cache (30 s) do. Connections to one host made at the same time also wait for one
+    /// lookup instead of making one each. The answers are kept for the whole process; a connection
+    /// that reaches none of a name's addresses drops its answer, so the next one asks again.
+    /// `nil` or `.zero`: every connection looks its name up.
+    public var nameCacheLifetime: Duration? = .seconds(30)
     /// The most connections open to one scheme, host and port; further requests wait in order.
     public var maximumConnectionsPerHost = 6
     /// How long a task's thread may wait for a response itself (in `ppoll(2)`: its head, then each

@@ -14,6 +14,10 @@ extension Connection {
     ///   - inlineWaitLimit: how long a task's thread may wait for a read's bytes itself, instead of
     ///     suspending until the loop delivers them (a session passes its configuration's
     ///     `inlineWaitLimit`); `.zero`: never.
+    ///   - nameCacheLifetime: how old the process's cached answer for `host` may be (a session
+    ///     passes its configuration's `nameCacheLifetime`); concurrent
+    ///     connections to one host then share one lookup, and a connection that reaches none of
+    ///     the addresses drops the answer. `nil`: a lookup of its own.
     ///   - loop: the event loop that will own the connection.
     /// - Throws: ``SesameError`` with code ``SesameError/Code/serverTrustRejected``,
     ///   ``SesameError/Code/clientCertificateRequired``, ``SesameError/Code/connectTimeout``, ...;
@@ -25,11 +29,18 @@ extension Connection {
         hooks: TLSHandshakeHooks = .default,
         connectTimeout: Duration = .seconds(30),
         inlineWaitLimit: Duration = .milliseconds(3),
+        nameCacheLifetime: Duration? = nil,
         on loop: EventLoop = .shared
     ) async throws -> Connection {
         guard (1...65535).contains(port) else { throw SesameError(.invalidArgument, "port \(port) is out of range") }
         let started = ContinuousClock.now
-        let addresses = try await Resolver.resolve(host: host, port: port, timeout: connectTimeout, on: loop)
+        let addresses = try await Resolver.resolve(
+            host: host,
+            port: port,
+            timeout: connectTimeout,
+            cacheLifetime: nameCacheLifetime,
+            on: loop
+        )
         let context = try tls.map { try TLSContext.shared(for: $0) }
         let left = connectTimeout - started.duration(to: .now)
         guard left > .zero else {
@@ -45,15 +56,21 @@ extension Connection {
             inlineWaitLimit: inlineWaitLimit,
             loop: loop
         )
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let posted = loop.execute { connection.start(addresses: addresses, continuation: continuation) }
-                if !posted {
-                    continuation.resume(throwing: SesameError(.eventLoopShutDown, "the event loop has shut down"))
+        do {
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                    let posted = loop.execute { connection.start(addresses: addresses, continuation: continuation) }
+                    if !posted {
+                        continuation.resume(throwing: SesameError(.eventLoopShutDown, "the event loop has shut down"))
+                    }
                 }
+            } onCancel: {
+                loop.execute { connection.fail(SesameError(.cancelled, "connecting to \(host):\(port) was cancelled")) }
             }
-        } onCancel: {
-            loop.execute { connection.fail(SesameError(.cancelled, "connecting to \(host):\(port) was cancelled")) }
+        } catch let error as SesameError where error.code == .connectFailed || error.code == .connectTimeout {
+            // None of the addresses answered: the name may have moved; the next connection asks again.
+            if nameCacheLifetime != nil { NameCache.shared.forget(host: IPAddressText.unbracketed(host), port: port) }
+            throw error
         }
         return connection
     }
