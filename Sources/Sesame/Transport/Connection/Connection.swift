@@ -8,9 +8,10 @@ import Synchronization
 /// ``TLSHandshakeHooks/serverTrust`` answers; when the server asks for a client certificate it stops
 /// (`SSL_ERROR_WANT_X509_LOOKUP`) until ``TLSHandshakeHooks/clientCertificate`` answers. While it
 /// waits, the socket is not polled (no CPU) and every other connection on the loop proceeds.
-/// ``connect(host:port:tls:hooks:connectTimeout:inlineWaitLimit:on:)`` returns only after both decisions and the
-/// handshake are complete, so no application byte is ever written before them. A resumed session
-/// goes through the trust decision again on its stored chain.
+/// ``connect(host:port:tls:hooks:connectTimeout:inlineWaitLimit:nameCacheLifetime:on:)`` returns
+/// only after both decisions and the handshake are complete, so no application byte is ever
+/// written before them. A resumed session goes through the trust decision again on its stored
+/// chain.
 ///
 /// TLS runs in a TLS engine (`TLSEngine`) over byte buffers (the socket is read straight into
 /// its inbound buffer, its output is written to the socket): OpenSSL never touches the socket,
