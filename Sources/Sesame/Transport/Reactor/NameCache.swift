@@ -19,6 +19,8 @@ final class NameCache: Sendable {
 
     /// What a caller does after ``join(host:port:maxAge:completion:)``.
     enum Join {
+        /// An answer young enough came in meanwhile (`completion` is not kept).
+        case answered([SocketAddress])
         /// Another caller's lookup is in flight: `completion` runs when it ends.
         case joined
         /// No usable lookup is in flight: the caller looks the name up and reports with
@@ -73,12 +75,15 @@ final class NameCache: Sendable {
         }
     }
 
-    /// Registers `completion` with the lookup of `host`:`port` in flight, or with a new one that
-    /// the caller makes.
+    /// The answer for `host`:`port` if one at most `maxAge` old is kept; else registers
+    /// `completion` with the lookup in flight, or with a new one that the caller makes.
     func join(host: String, port: Int, maxAge: Duration, completion: @escaping Completion) -> Join {
         let key = Key(host: host.lowercased(), port: port)
         let now = ContinuousClock.now
         return state.withLock { state in
+            if let answer = state.answers[key], answer.time.duration(to: now) <= maxAge {
+                return .answered(answer.addresses)
+            }
             if var lookup = state.lookups[key], lookup.started.duration(to: now) <= maxAge {
                 lookup.completions.append(completion)
                 state.lookups[key] = lookup

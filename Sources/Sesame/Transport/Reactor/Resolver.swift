@@ -47,6 +47,8 @@ enum Resolver {
                 return
             }
             switch cache.join(host: bare, port: port, maxAge: lifetime, completion: completion) {
+            case .answered(let addresses):
+                completion(.success(addresses))
             case .joined:
                 break
             case .lookUp(let id):
