@@ -68,7 +68,7 @@ extension Connection {
                 loop.execute { connection.fail(SesameError(.cancelled, "connecting to \(host):\(port) was cancelled")) }
             }
         } catch let error as SesameError where error.code == .connectFailed || error.code == .connectTimeout {
-            // None of the addresses answered: the name may have moved; the next connection asks again.
+            // No address took the connection in time: the name may have moved; the next one asks again.
             if nameCacheLifetime != nil { NameCache.shared.forget(host: IPAddressText.unbracketed(host), port: port) }
             throw error
         }

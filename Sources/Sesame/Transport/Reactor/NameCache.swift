@@ -69,10 +69,17 @@ final class NameCache: Sendable {
     func answer(host: String, port: Int, maxAge: Duration) -> [SocketAddress]? {
         let key = Key(host: host.lowercased(), port: port)
         let now = ContinuousClock.now
-        return state.withLock { state in
-            guard let answer = state.answers[key], answer.time.duration(to: now) <= maxAge else { return nil }
-            return answer.addresses
-        }
+        return state.withLock { Self.freshAnswer(in: $0, key, now: now, maxAge: maxAge) }
+    }
+
+    private static func freshAnswer(
+        in state: State,
+        _ key: Key,
+        now: ContinuousClock.Instant,
+        maxAge: Duration
+    ) -> [SocketAddress]? {
+        guard let answer = state.answers[key], answer.time.duration(to: now) <= maxAge else { return nil }
+        return answer.addresses
     }
 
     /// The answer for `host`:`port` if one at most `maxAge` old is kept; else registers
@@ -81,8 +88,8 @@ final class NameCache: Sendable {
         let key = Key(host: host.lowercased(), port: port)
         let now = ContinuousClock.now
         return state.withLock { state in
-            if let answer = state.answers[key], answer.time.duration(to: now) <= maxAge {
-                return .answered(answer.addresses)
+            if let addresses = Self.freshAnswer(in: state, key, now: now, maxAge: maxAge) {
+                return .answered(addresses)
             }
             if var lookup = state.lookups[key], lookup.started.duration(to: now) <= maxAge {
                 lookup.completions.append(completion)
