@@ -70,23 +70,27 @@ public final class HostileHTTP2Server: @unchecked Sendable {
     /// How many bytes of request bodies (DATA payloads) arrived, over every connection.
     public var bodyBytesReceived: Int { lock.withLock { bodyBytes } }
 
+    /// Stops accepting and ends every connection. Only shut down here: each descriptor is closed
+    /// by the thread that uses it, once it is done with it. Closed here, its number could go at
+    /// once to another socket of the process (a client connection of another test), which the
+    /// server's thread, still reading, would then read from.
     public func stop() {
-        let open = lock.withLock { () -> [Int32] in
-            guard !stopped else { return [] }
+        lock.withLock {
+            guard !stopped else { return }
             stopped = true
-            defer { connections.removeAll() }
-            return connections + [listener]
-        }
-        for fd in open {
-            shutdown(fd, Int32(SHUT_RDWR))
-            Foundation.close(fd)
+            for fd in connections { shutdown(fd, Int32(SHUT_RDWR)) }
+            shutdown(listener, Int32(SHUT_RDWR))  // wakes the accept(2) below
         }
     }
 
     private func acceptLoop() {
         while true {
             let fd = accept(listener, nil, nil)
-            guard fd >= 0 else { return }
+            guard fd >= 0 else {
+                if errno == EINTR { continue }
+                Foundation.close(listener)
+                return
+            }
             let index = lock.withLock { () -> Int? in
                 guard !stopped else { return nil }
                 connections.append(fd)
@@ -95,6 +99,7 @@ public final class HostileHTTP2Server: @unchecked Sendable {
             }
             guard let index else {
                 Foundation.close(fd)
+                Foundation.close(listener)
                 return
             }
             let behavior = behavior(index)
@@ -104,12 +109,10 @@ public final class HostileHTTP2Server: @unchecked Sendable {
 
     private func serve(_ fd: Int32, _ behavior: Behavior) {
         defer {
-            let open = lock.withLock { () -> Bool in
-                guard let index = connections.firstIndex(of: fd) else { return false }
-                connections.remove(at: index)
-                return true
-            }
-            if open { Foundation.close(fd) }
+            // Out of the set under the lock first, so that `stop()` never shuts down a number that
+            // is no longer this server's.
+            lock.withLock { connections.removeAll { $0 == fd } }
+            Foundation.close(fd)
         }
         var peer = Peer(fd: fd)
         guard let start = peer.read(atLeast: HTTP2Frames.preface.count) else { return }

@@ -20,6 +20,8 @@ public final class StalledListener: @unchecked Sendable {
     private let lock = NSLock()
     private var held: [Int32] = []
     private var closed = false
+    /// The accept thread closes the listener when it ends (`acceptsAndSaysNothing`).
+    private var acceptThreadOwnsListener = false
 
     public init(_ mode: Mode) throws {
         let opened = try LoopbackListener.open(backlog: mode == .neverAccepts ? 0 : 16)
@@ -46,16 +48,26 @@ public final class StalledListener: @unchecked Sendable {
             }
             usleep(100_000)  // the kernel completes the queued handshakes
         case .acceptsAndSaysNothing:
+            acceptThreadOwnsListener = true
             let thread = Thread { [self] in
+                // This thread closes the listener, once it no longer calls accept(2) on it: closed
+                // by `close()`, its number could go to another socket of the process meanwhile.
+                defer { Foundation.close(fd) }
                 while true {
                     let accepted = accept(fd, nil, nil)
-                    guard accepted >= 0 else { return }  // the listener was closed
+                    guard accepted >= 0 else {
+                        if errno == EINTR { continue }
+                        return  // the listener was shut down
+                    }
                     let keep = lock.withLock { () -> Bool in
                         if closed { return false }
                         held.append(accepted)
                         return true
                     }
-                    if !keep { Foundation.close(accepted) }
+                    guard keep else {
+                        Foundation.close(accepted)
+                        return
+                    }
                 }
             }
             thread.start()
@@ -68,9 +80,10 @@ public final class StalledListener: @unchecked Sendable {
             if closed { return [] }
             closed = true
             defer { held = [] }
-            return held + [listener]
+            // shutdown wakes an accept(2) blocked on the listener; its thread then closes it.
+            shutdown(listener, Int32(SHUT_RDWR))
+            return acceptThreadOwnsListener ? held : held + [listener]
         }
-        // shutdown wakes an accept(2) blocked on the listener.
         for fd in descriptors {
             shutdown(fd, Int32(SHUT_RDWR))
             Foundation.close(fd)
