@@ -169,6 +169,52 @@ import Testing
         #expect(server.connectionCount == 2)
     }
 
+    // A connection's only stream reads the connection with its own task
+    // (`HTTP2Connection+Reading.swift`): its timeout and its cancellation end that stream alone.
+
+    @Test func theOnlyStreamsTimeoutEndsThatStreamAndLeavesTheConnection() async throws {
+        let server = try HostileHTTP2Server { _ in .answerFirstThenSilent }
+        defer { server.stop() }
+        let session = session()
+        let url = URL(string: "http://127.0.0.1:\(server.port)/")!
+        #expect(try await body(session, url) == "the only answer")
+        var request = HTTPRequest(url: url)
+        request.timeout = .milliseconds(300)
+        let failure = await error { _ = try await session.data(for: request) }
+        #expect(failure?.code == .timeout)
+        #expect(failure?.detail.contains("on stream 3") == true, "\(String(describing: failure))")
+        #expect(session.http2Pool.connectionCount == 1)
+        #expect(server.connectionCount == 1)
+    }
+
+    @Test func cancellingTheOnlyStreamWhileItReadsEndsItAndLeavesTheConnection() async throws {
+        let server = try HostileHTTP2Server { _ in .answerFirstThenSilent }
+        defer { server.stop() }
+        let session = session()
+        let url = URL(string: "http://127.0.0.1:\(server.port)/")!
+        #expect(try await body(session, url) == "the only answer")
+        let waiting = Task { try await session.data(for: HTTPRequest(url: url)) }
+        try await Task.sleep(for: .milliseconds(200))
+        waiting.cancel()
+        // The request's timeout is a minute: only the cancellation ends it sooner.
+        let failure = await error { _ = try await waiting.value }
+        #expect(failure?.code == .cancelled, "\(String(describing: failure))")
+        #expect(session.http2Pool.connectionCount == 1)
+    }
+
+    @Test func aGoAwayThatArrivesWhileTheConnectionIsIdleRetiresIt() async throws {
+        let server = try HostileHTTP2Server { $0 == 0 ? .goAwayAfterFirstStream : .answer("second connection") }
+        defer { server.stop() }
+        let session = session()
+        let url = URL(string: "http://127.0.0.1:\(server.port)/")!
+        #expect(try await body(session, url) == "first")
+        // Nobody reads the idle connection; what arrives unasked is read all the same.
+        for _ in 0..<500 where session.http2Pool.connectionCount > 0 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(session.http2Pool.connectionCount == 0)
+        #expect(try await body(session, url) == "second connection")
+        #expect(server.connectionCount == 2)
+    }
+
     @Test func aLivelyConnectionAnswersThePingAndIsKept() async throws {
         let server = try HostileHTTP2Server { _ in .answer("kept") }
         defer { server.stop() }

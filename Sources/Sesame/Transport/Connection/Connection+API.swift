@@ -131,6 +131,54 @@ extension Connection {
         }
     }
 
+    /// Reads like ``read(maxLength:waitingAtMost:)``, for a task that reads on behalf of others
+    /// too (an HTTP/2 stream's task reading the connection for every stream): the task's
+    /// cancellation ends only its wait (nil), not the connection.
+    ///
+    /// `bytes`, when there are any, are sent first, in the same trip through the event loop (as
+    /// ``writeThenRead(_:maxLength:timeout:)`` does), and `sent` then runs on the loop: the read
+    /// waits before an answer can come, so a caller's thread may wait for it (an answer that came
+    /// first would wake the loop). Their write is not undone by the cancellation.
+    func readShared(
+        maxLength: Int,
+        waitingAtMost wait: Duration,
+        sending bytes: [UInt8] = [],
+        sent: (@Sendable () -> Void)? = nil
+    ) async throws -> [UInt8]? {
+        let withdrawn = LockedValue(false)
+        do {
+            return try await withTaskCancellationHandler {
+                try await reading { continuation in
+                    if bytes.isEmpty {
+                        self.startRead(
+                            maxLength: maxLength,
+                            timeout: wait,
+                            drainingSocket: true,
+                            endsQuietly: true,
+                            continuation: continuation
+                        )
+                    } else {
+                        self.startWriteThenRead(
+                            bytes,
+                            maxLength: maxLength,
+                            timeout: wait,
+                            endsQuietly: true,
+                            continuation: continuation
+                        )
+                    }
+                    sent?()
+                    // Cancelled before the read began: the withdrawal below found nothing to end.
+                    if withdrawn.withLock({ $0 }) { self.withdrawQuietRead() }
+                }
+            } onCancel: {
+                withdrawn.withLock { $0 = true }
+                loop.execute { self.withdrawQuietRead() }
+            }
+        } catch is ReadWaitEnded {
+            return nil
+        }
+    }
+
     /// Sends `bytes`, then reads like ``read(maxLength:timeout:)``: a request and the first bytes
     /// of its answer in one trip through the event loop.
     public func writeThenRead(

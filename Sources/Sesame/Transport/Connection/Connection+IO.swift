@@ -20,9 +20,10 @@ extension Connection {
             updateInterest()
             return
         }
-        if events & EpollEvents.readable != 0, phase == .established, pendingRead == nil {
-            readState.unaskedBytesArrived()
-        }
+        let unasked =
+            phase == .established && pendingRead == nil
+            && events & (EpollEvents.readable | EpollEvents.peerClosed | EpollEvents.hangUp | EpollEvents.error) != 0
+        if unasked, events & EpollEvents.readable != 0 { readState.unaskedBytesArrived() }
         if events & EpollEvents.writable != 0 { flushOutbound() }
         if events & (EpollEvents.readable | EpollEvents.error | EpollEvents.hangUp) != 0 {
             readFromSocket()
@@ -30,6 +31,7 @@ extension Connection {
             readUpToPeerEnd()
         }
         progress()
+        if unasked, let handler = unsolicitedInputHandler.withLock({ $0 }) { handler() }
     }
 
     /// How much ciphertext a connection holds before OpenSSL reads it: one socket read's worth,
@@ -207,6 +209,7 @@ extension Connection {
         _ bytes: [UInt8],
         maxLength: Int,
         timeout: Duration?,
+        endsQuietly: Bool = false,
         continuation: ReadContinuation
     ) {
         do {
@@ -216,7 +219,7 @@ extension Connection {
             return
         }
         flushOutbound()  // a failure here fails the connection, and the read below with it
-        startRead(maxLength: maxLength, timeout: timeout, continuation: continuation)
+        startRead(maxLength: maxLength, timeout: timeout, endsQuietly: endsQuietly, continuation: continuation)
     }
 
     /// Hands `bytes` to the TLS engine (or the plain outbound buffer); the caller flushes.

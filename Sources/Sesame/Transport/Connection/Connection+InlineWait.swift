@@ -72,7 +72,7 @@ extension Connection {
     /// waiting for it here is worthwhile (see above), stops watching the socket and returns it.
     /// Nil: the loop serves the read.
     private func beginInlineWait() -> Socket? {
-        guard inlineWaitLimit > .zero, !inlineWaitsOffBox.load(ordering: .relaxed), answersQuickly,
+        guard inlineWaitLimit > .zero, answersQuickly,
             pendingRead != nil, inlineWaits.allowsInlineWait,
             phase == .established, !socketEOF, let socket = channel?.socket, !loop.isLoopThread
         else { return nil }

@@ -20,13 +20,20 @@ extension Connection {
         readWatchdog = (handle, deadline)
     }
 
+    /// Ends the waiting read, when it was started with `endsQuietly`, as its deadline would
+    /// (``ReadWaitEnded``); the connection goes on. On the loop.
+    func withdrawQuietRead() {
+        guard readEndsQuietly, let (_, continuation) = pendingRead else { return }
+        clearPendingRead()
+        updateInterest()
+        continuation.resume(throwing: ReadWaitEnded())
+    }
+
     private func readWatchdogFired() {
         readWatchdog = nil
         guard pendingRead != nil, let (deadline, timeout) = readDeadline else { return }
-        if ContinuousClock.now >= deadline, readEndsQuietly, let (_, continuation) = pendingRead {
-            clearPendingRead()
-            updateInterest()
-            continuation.resume(throwing: ReadWaitEnded())
+        if ContinuousClock.now >= deadline, readEndsQuietly {
+            withdrawQuietRead()
         } else if ContinuousClock.now >= deadline {
             fail(SesameError(.timeout, "\(host):\(port) sent nothing for \(timeout)"))
         } else {

@@ -97,9 +97,9 @@ public final class Connection: @unchecked Sendable {
     /// Set on the loop when the peer ended or reset the stream, or the connection failed or was
     /// closed; read by the pool before it hands out a kept-alive connection.
     let knownClosedBox = Atomic<Bool>(false)
-    /// Set once the connection carries HTTP/2: its one read, always pending, is the loop's to
-    /// serve (a caller's thread waiting for it would be held from the streams' tasks).
-    let inlineWaitsOffBox = Atomic<Bool>(false)
+    /// Told on the loop when bytes (or the peer's end) arrived while no read waited: an HTTP/2
+    /// connection, which reads only while a stream needs it, then reads them (a PING, a GOAWAY).
+    let unsolicitedInputHandler = LockedValue<(@Sendable () -> Void)?>(nil)
     /// Lent out by a pool for an exchange (counted in `InlineWaitPolicy.connectionsInUse`).
     let inUseBox = Atomic<Bool>(false)
 

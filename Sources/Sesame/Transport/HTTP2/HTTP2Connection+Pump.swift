@@ -1,41 +1,8 @@
-// The connection's two movers: the read pump (frames in, to their streams) and the writer (what
-// the session has to send, out, by one task at a time so that frames keep their order), with
+// Frames in, to their streams (who reads is in HTTP2Connection+Reading.swift), and the writer
+// (what the session has to send, out, by one task at a time so that frames keep their order), with
 // what ends the connection (failure, GOAWAY, idleness).
 extension HTTP2Connection {
     typealias Wake = [CheckedContinuation<Void, any Error>]
-
-    /// Reads until the connection ends, handing what arrives to the session and its events to
-    /// the streams.
-    func pump() async {
-        while true {
-            let bytes: [UInt8]
-            do {
-                bytes = try await connection.read(maxLength: 65_536)
-            } catch let error as SesameError {
-                fail(error)
-                return
-            } catch {
-                fail(SesameError(.ioError, "\(origin): \(error)"))
-                return
-            }
-            guard !bytes.isEmpty else {
-                fail(SesameError(.connectionClosed, "\(origin) closed the HTTP/2 connection"))
-                return
-            }
-            var wake = Wake()
-            let retire = withState { state -> Bool in
-                do {
-                    let events = try state.session.receive(bytes)
-                    return dispatch(events, &state, &wake)
-                } catch {
-                    return failLocked(&state, error, &wake)
-                }
-            }
-            for continuation in wake { continuation.resume() }
-            if retire { notifyRetired() }
-            await flush()
-        }
-    }
 
     /// Hands events to their streams; returns true when they retired the connection just now.
     func dispatch(_ events: [HTTP2Session.Event], _ state: inout State, _ wake: inout Wake) -> Bool {
@@ -155,7 +122,7 @@ extension HTTP2Connection {
         if claimWriter() { await flushLoop() }
     }
 
-    private func claimWriter() -> Bool {
+    func claimWriter() -> Bool {
         withState { state -> Bool in
             guard !state.flushing, state.failure == nil, state.session.wantsWrite else { return false }
             state.flushing = true
@@ -163,34 +130,13 @@ extension HTTP2Connection {
         }
     }
 
-    private func flushLoop() async {
+    /// Writes while the session has something to send (the caller holds the writer role), then
+    /// gives the role up.
+    func flushLoop() async {
         while true {
             var wake = Wake()
             var output: [UInt8] = []
-            let retire = withState { state -> Bool in
-                var retire = false
-                do {
-                    retire = dispatch(try state.session.drainOutput(into: &output), &state, &wake)
-                } catch {
-                    // The streams fail with the reason; the GOAWAY that tells the server goes out
-                    // with the close (see `close()`).
-                    retire = failLocked(&state, error, &wake)
-                    state.goodbye = output
-                    output.removeAll()
-                }
-                // Body senders waiting for room get it once their bytes went to the session's output.
-                for (id, var stream) in state.streams where stream.bodyWaiter != nil {
-                    if stream.isFinished || state.session.bufferedBody(on: id) <= Self.bodyBufferLimit,
-                        let waiter = stream.bodyWaiter
-                    {
-                        wake.append(waiter)
-                        stream.bodyWaiter = nil
-                        state.streams[id] = stream
-                    }
-                }
-                if output.isEmpty { state.flushing = false }
-                return retire
-            }
+            let retire = withState { drainLocked(&$0, into: &output, &wake) }
             for continuation in wake { continuation.resume() }
             if retire { notifyRetired() }
             guard !output.isEmpty else { return }
@@ -204,6 +150,33 @@ extension HTTP2Connection {
         }
     }
 
+    /// Under the lock, for the writer: moves what the session has to send to `output`, and gives
+    /// the writer role up when there is nothing. Returns true when this retired the connection.
+    func drainLocked(_ state: inout State, into output: inout [UInt8], _ wake: inout Wake) -> Bool {
+        var retire = false
+        do {
+            retire = dispatch(try state.session.drainOutput(into: &output), &state, &wake)
+        } catch {
+            // The streams fail with the reason; the GOAWAY that tells the server goes out
+            // with the close (see `close()`).
+            retire = failLocked(&state, error, &wake)
+            state.goodbye = output
+            output.removeAll()
+        }
+        // Body senders waiting for room get it once their bytes went to the session's output.
+        for (id, var stream) in state.streams where stream.bodyWaiter != nil {
+            if stream.isFinished || state.session.bufferedBody(on: id) <= Self.bodyBufferLimit,
+                let waiter = stream.bodyWaiter
+            {
+                wake.append(waiter)
+                stream.bodyWaiter = nil
+                state.streams[id] = stream
+            }
+        }
+        if output.isEmpty { state.flushing = false }
+        return retire
+    }
+
     // MARK: Ending
 
     /// Sends a PING and waits for its acknowledgement: the connection is alive.
@@ -213,12 +186,15 @@ extension HTTP2Connection {
         }
         defer { timer.cancel() }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            var pump = false
             let failure = withState { state -> SesameError? in
                 if let failure = state.failure { return failure }
                 state.session.ping()
                 state.pingWaiters.append(continuation)
+                pump = Self.claimPump(&state)
                 return nil
             }
+            if pump { startPump() }
             if let failure {
                 continuation.resume(throwing: failure)
             } else {

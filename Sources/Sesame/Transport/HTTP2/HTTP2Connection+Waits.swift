@@ -15,6 +15,7 @@ extension HTTP2Connection {
         await flush()
         let deadline = ContinuousClock.now + timeout
         var sweep = false
+        var pump = false
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let wait = withState { state -> Bool in
@@ -25,10 +26,12 @@ extension HTTP2Connection {
                     stream.deadline = (deadline, "\(origin) took no request body on stream \(id) for \(timeout)")
                     state.streams[id] = stream
                     sweep = Self.claimSweep(&state)
+                    pump = Self.claimPump(&state)  // the peer's WINDOW_UPDATE has to be read
                     return true
                 }
                 if !wait { continuation.resume() }
                 if sweep { scheduleSweep() }
+                if pump { startPump() }
             }
         } onCancel: {
             interrupt(id, SesameError(.cancelled, "the request on stream \(id) to \(origin) was cancelled"))
@@ -40,9 +43,10 @@ extension HTTP2Connection {
     /// - Throws: the stream's failure; ``SesameError/Code/timeout`` when nothing came in time, or
     ///   ``SesameError/Code/cancelled`` when the task was cancelled (the stream is then reset).
     func next(on id: Int32, timeout: Duration) async throws -> HTTP2StreamState.Item {
+        let deadline = ContinuousClock.now + timeout
         while true {
             if let item = try withState({ state in try state.streams[id]?.take() }) { return item }
-            try await wait(on: id, until: .now + timeout, timeout: timeout)
+            try await wait(on: id, until: deadline, timeout: timeout)
         }
     }
 
@@ -59,20 +63,30 @@ extension HTTP2Connection {
     /// Waits for the stream's next item; past `deadline` the stream fails with a timeout naming
     /// `timeout`, or with no `timeout` the wait alone ends.
     private func wait(on id: Int32, until deadline: ContinuousClock.Instant, timeout: Duration?) async throws {
+        if claimDirectRead(for: id) {
+            await readDirectly(for: id, until: deadline, timeout: timeout)
+            return
+        }
         var sweep = false
+        var pump = false
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let ready = withState { state -> Bool in
                     guard var stream = state.streams[id] else { return true }
                     if stream.hasItem { return true }
                     stream.waiter = continuation
-                    stream.deadline = (deadline, timeout.map { "\(origin) sent nothing on stream \(id) for \($0)" })
+                    stream.deadline = (deadline, timeout.map { Self.silence(origin, stream: id, for: $0) })
                     state.streams[id] = stream
                     sweep = Self.claimSweep(&state)
+                    pump = Self.claimPump(&state)
                     return false
                 }
                 if ready { continuation.resume() }
                 if sweep { scheduleSweep() }
+                if pump { startPump() }
+                // What a direct read would have sent with it (the HEADERS of a connection's only
+                // stream) goes now.
+                scheduleFlush()
             }
         } onCancel: {
             interrupt(id, SesameError(.cancelled, "the request on stream \(id) to \(origin) was cancelled"))
@@ -124,7 +138,7 @@ extension HTTP2Connection {
     }
 
     /// Ends a stream's wait with `error`, which the stream keeps; the stream is reset.
-    private func interrupt(_ id: Int32, _ error: SesameError) {
+    func interrupt(_ id: Int32, _ error: SesameError) {
         var wake: [CheckedContinuation<Void, any Error>] = []
         withState { state in
             guard var stream = state.streams[id], !stream.isFinished else { return }

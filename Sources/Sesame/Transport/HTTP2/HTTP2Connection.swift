@@ -36,6 +36,9 @@ final class HTTP2Connection: Sendable {
         var failure: SesameError?
         var retired = false
         var flushing = false
+        /// A reader (the pump, or the only stream's task) holds the reading role
+        /// (`HTTP2Connection+Reading.swift`).
+        var reading = false
         var pingWaiters: [CheckedContinuation<Void, any Error>] = []
         /// The GOAWAY a failed session still has to send.
         var goodbye: [UInt8] = []
@@ -72,17 +75,18 @@ final class HTTP2Connection: Sendable {
     /// Tells the pool, once (the callers check `State.retired` turned true just then).
     func notifyRetired() { onRetire(self) }
 
-    /// Sends the connection preface and starts reading.
-    ///
-    /// The pump runs on the connection's event loop (it prefers the loop as its executor): the
-    /// bytes it reads resume it there without a thread wake-up, and it only feeds the session and
-    /// resumes the streams' tasks, taking the state lock that no one holds across a suspension.
-    /// On the concurrency pool, a request over an otherwise idle connection cost a wake-up for
-    /// the pump and another for the request's task.
+    /// Sends the connection preface and reads the peer's SETTINGS; from then on, what arrives
+    /// while nobody reads starts the pump (`HTTP2Connection+Reading.swift`).
     func start() {
-        connection.inlineWaitsOffBox.store(true, ordering: .relaxed)
+        // The pump claims the role as the handler would (bytes may come before this returns).
+        let pump = withState { state -> Bool in
+            guard !state.reading else { return false }
+            state.reading = true
+            return true
+        }
+        connection.unsolicitedInputHandler.withLock { $0 = { [weak self] in self?.unsolicitedInput() } }
         scheduleFlush()
-        Task(executorPreference: connection.loop) { await self.pump() }
+        if pump { startPump() }
     }
 
     /// Takes a stream slot when the connection has one free; false when it is full or retired.
@@ -154,12 +158,13 @@ final class HTTP2Connection: Sendable {
     }
 
     /// Has the stream's HEADERS written. While it is the connection's only stream, by the
-    /// request's own task: no other request's frames could go with them, and a writer task would
-    /// cost a thread wake-up per request. Otherwise by a writer task, so that requests opened
-    /// meanwhile by other tasks go out with them in one write (writing each on its own task cost
-    /// 1.8 times the CPU per request at 64 concurrent streams).
-    func requestOpened() async {
-        if withState({ $0.reserved == 1 }) { await flush() } else { scheduleFlush() }
+    /// request's own task, with its first read (`HTTP2Connection+Reading.swift`): no other
+    /// request's frames could go with them, and a writer task would cost a thread wake-up per
+    /// request. Otherwise by a writer task, so that requests opened meanwhile by other tasks go
+    /// out with them in one write (writing each on its own task cost 1.8 times the CPU per
+    /// request at 64 concurrent streams).
+    func requestOpened() {
+        if withState({ $0.reserved > 1 }) { scheduleFlush() }
     }
 
     /// The reader took `count` body bytes: the peer may send that much more.

@@ -71,7 +71,7 @@ enum HTTP2Exchange {
             // answer must not start before they left: a writer task may wait for a thread while
             // other tasks run), and the body waits for the answer.
             let expectsContinue = HTTP1Exchange.expectsContinue(request, headers: headers)
-            if request.body == nil { await connection.requestOpened() }
+            if request.body == nil { connection.requestOpened() }
             if expectsContinue { await connection.flush() }
             let sendsBody =
                 expectsContinue ? try await reader.awaitContinue(within: settings.expectContinueTimeout) : true
