@@ -3,12 +3,12 @@
 // Reading is a role one reader holds at a time (`State.reading`): the read pump, a task on the
 // connection's event loop, or the task of the connection's only stream.
 // - The connection's only stream, when it waits for its response and nobody reads, reads
-//   itself: its task sends the request with the read, in one trip through the loop (as an
-//   HTTP/1.1 exchange writes its request and starts its read), waits for the answer's bytes (on its own thread when
-//   that is worthwhile, as an HTTP/1.1 exchange does: `Connection+InlineWait.swift`), hands
-//   them to the session and goes on, with no thread woken for it. Left to the pump, every
-//   response cost two wake-ups: the loop's, then the task's (one request at a time: 91 µs of
-//   processor time per request, of which each hop took about 10).
+//   itself, as an HTTP/1.1 exchange does: its task sends the request and starts the read in one
+//   trip through the loop, waits for the answer's bytes (on its own thread when that is
+//   worthwhile: `Connection+InlineWait.swift`), hands them to the session and goes on, with no
+//   thread woken for it. Left to the pump, every response cost two wake-ups: the loop's, then
+//   the task's (one request at a time: 91 µs of processor time per request, of which each hop
+//   took about 10).
 // - The pump reads while more than one stream is open, or any stream, PING or request body
 //   waits for a reader; it stops when none does. A wait that finds nobody reading starts it.
 // - While nobody reads, the loop still watches the socket: what arrives unasked (SETTINGS, a
@@ -39,7 +39,8 @@ extension HTTP2Connection {
         Task(executorPreference: connection.loop) { await self.pump() }
     }
 
-    /// Bytes came while nobody read: the pump reads them. On the loop.
+    /// Bytes came (or may have come) while nobody read: the pump reads them, unless a reader
+    /// holds the role (it will read them).
     func unsolicitedInput() {
         let start = withState { state -> Bool in
             guard !state.reading, state.failure == nil else { return false }

@@ -78,15 +78,10 @@ final class HTTP2Connection: Sendable {
     /// Sends the connection preface and reads the peer's SETTINGS; from then on, what arrives
     /// while nobody reads starts the pump (`HTTP2Connection+Reading.swift`).
     func start() {
-        // The pump claims the role as the handler would (bytes may come before this returns).
-        let pump = withState { state -> Bool in
-            guard !state.reading else { return false }
-            state.reading = true
-            return true
-        }
         connection.unsolicitedInputHandler.withLock { $0 = { [weak self] in self?.unsolicitedInput() } }
         scheduleFlush()
-        if pump { startPump() }
+        // The peer's SETTINGS come unasked; the handler may have started the pump for them already.
+        unsolicitedInput()
     }
 
     /// Takes a stream slot when the connection has one free; false when it is full or retired.
