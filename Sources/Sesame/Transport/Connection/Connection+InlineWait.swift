@@ -40,7 +40,7 @@ extension Connection {
         _ start: @escaping @Sendable (ReadContinuation) -> Void
     ) async throws -> [UInt8] {
         var yields = false
-        let bytes = try await withReadContinuation { (continuation: ReadContinuation) in
+        let bytes = try await withReadContinuation(handoff: readHandoff) { (continuation: ReadContinuation) in
             let inline = loop.runInline { () -> Socket? in
                 start(continuation)
                 guard let socket = self.beginInlineWait() else {
@@ -162,23 +162,6 @@ extension Connection {
         answersQuickly = ContinuousClock.now - started < inlineWaitLimit
     }
 }
-
-#if DEBUG
-/// How a read's caller waits: checked in debug builds (the tests catch a read answered twice or
-/// never), unchecked in release builds (no allocation per read; every answer goes through
-/// `clearPendingRead`, so a read is answered once).
-typealias ReadContinuation = CheckedContinuation<[UInt8], any Error>
-
-func withReadContinuation(_ body: (ReadContinuation) -> Void) async throws -> [UInt8] {
-    try await withCheckedThrowingContinuation(body)
-}
-#else
-typealias ReadContinuation = UnsafeContinuation<[UInt8], any Error>
-
-func withReadContinuation(_ body: (ReadContinuation) -> Void) async throws -> [UInt8] {
-    try await withUnsafeThrowingContinuation(body)
-}
-#endif
 
 extension Connection {
     /// A pool lent this connection out for an exchange: while another of the loop's connections

@@ -94,6 +94,8 @@ public final class Connection: @unchecked Sendable {
     let infoBox = LockedValue<TLSConnectionInfo?>(nil)
     let addressBox = LockedValue<String>("unknown")
     let closedWithoutNotifyBox = Atomic<Bool>(false)
+    /// Orders each read's answer before its caller's use of it (`ReadContinuation`).
+    let readHandoff = ReadHandoff()
     /// Set on the loop when the peer ended or reset the stream, or the connection failed or was
     /// closed; read by the pool before it hands out a kept-alive connection.
     let knownClosedBox = Atomic<Bool>(false)
