@@ -9,19 +9,13 @@ import Testing
 @Suite struct BlockingWorkThreadsTests {
     /// A gate the pool's threads wait at (they may block; the test's task never does).
     private final class Gate: @unchecked Sendable {
-        // @unchecked: NSCondition guards `open` and `inside`.
+        // @unchecked: NSCondition guards `open`.
         private let condition = NSCondition()
         private var open = false
-        private var inside = 0
-        private var most = 0
 
         func pass() {
             condition.lock()
-            inside += 1
-            most = max(most, inside)
-            condition.broadcast()
             while !open { condition.wait() }
-            inside -= 1
             condition.unlock()
         }
 
@@ -32,38 +26,68 @@ import Testing
             condition.unlock()
         }
 
-        /// How many are waiting at the gate, and the most that ever were at once.
-        var counts: (inside: Int, most: Int) {
-            condition.lock()
-            defer { condition.unlock() }
-            return (inside, most)
+        /// How many jobs are inside, and the most that ever were at once.
+        final class Count: @unchecked Sendable {
+            // @unchecked: NSCondition guards the counts.
+            private let condition = NSCondition()
+            private var inside = 0
+            private var most = 0
+
+            func enter() {
+                condition.lock()
+                inside += 1
+                most = max(most, inside)
+                condition.unlock()
+            }
+
+            func leave() {
+                condition.lock()
+                inside -= 1
+                condition.unlock()
+            }
+
+            var counts: (now: Int, most: Int) {
+                condition.lock()
+                defer { condition.unlock() }
+                return (inside, most)
+            }
         }
     }
 
     @Test func atMostTheLimitRunAtOnceAndWorkStartsOldestFirst() async throws {
         let pool = BlockingWorkThreads(limit: 2)
-        let gate = Gate()
+        let gates = (0..<6).map { _ in Gate() }
         let started = Recorder<Int>()
         let finished = Recorder<Int>()
+        let inside = Gate.Count()
         for index in 0..<6 {
             pool.submit {
                 started.append(index)
-                gate.pass()
+                inside.enter()
+                gates[index].pass()
+                inside.leave()
                 finished.append(index)
             }
         }
-        for _ in 0..<2000 where gate.counts.inside < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        for _ in 0..<2000 where inside.counts.now < 2 { try await Task.sleep(for: .milliseconds(5)) }
         // Whatever the pool's threads do next, a third may not start while two are blocked.
         try await Task.sleep(for: .milliseconds(50))
-        #expect(gate.counts.inside == 2)
+        #expect(inside.counts.now == 2)
         #expect(Set(started.all) == [0, 1])
-        gate.release()
+        // Each release frees one thread, which must take the oldest work still queued: the order
+        // in which jobs start is seen one job at a time (two threads starting jobs together may
+        // record them in either order, so the order is not read off one run of them all).
+        for (released, next) in zip(0..<4, 2..<6) {
+            gates[released].release()
+            for _ in 0..<2000 where started.all.count < next + 1 { try await Task.sleep(for: .milliseconds(5)) }
+            try await Task.sleep(for: .milliseconds(20))  // time for a wrong second start to show
+            #expect(started.all == [started.all[0], started.all[1]] + Array(2...next))
+        }
+        for gate in gates { gate.release() }
         for _ in 0..<2000 where finished.all.count < 6 { try await Task.sleep(for: .milliseconds(5)) }
         #expect(Set(finished.all) == Set(0..<6))
-        #expect(gate.counts.most == 2)
-        let order = started.all
-        #expect(Set(order.prefix(2)) == [0, 1])
-        #expect(Array(order.dropFirst(2)) == [2, 3, 4, 5])
+        #expect(inside.counts.most == 2)
+        #expect(Set(started.all.prefix(2)) == [0, 1])
     }
 
     @Test func workRunsOnThreadsOfItsOwnWhichWaitForMore() async throws {
