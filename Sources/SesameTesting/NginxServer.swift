@@ -218,11 +218,19 @@ public final class NginxServer: Sendable {
         throw lastError ?? TestingError("nginx did not start")
     }
 
-    /// Stops nginx.
     /// Stops nginx and removes its folder.
     public func stop() {
         process.stop()
         try? FileManager.default.removeItem(at: prefix)
+    }
+
+    /// How many requests the access log holds so far (its lines), read without parsing them: a
+    /// benchmark that asks before and after every run would otherwise parse a log of hundreds of
+    /// thousands of lines each time.
+    public var accessLogCount: Int {
+        guard let data = FileManager.default.contents(atPath: prefix.appendingPathComponent("access.log").path)
+        else { return 0 }
+        return data.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
     }
 
     /// (connection serial, request number on it, request line) per logged request.

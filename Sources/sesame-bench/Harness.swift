@@ -265,7 +265,7 @@ struct Harness {
             let ca = workload.systemStore ? combined : root
             // Requests the server saw: round trips per request come from its access log.
             let served = {
-                workload.onApache ? apache.accessLog.count : nginx.accessLog.count
+                workload.onApache ? apache.accessLog.count : nginx.accessLogCount
             }
             for repetition in 1...repetitions {
                 // Sesame and libcurl take turns going first, so that neither always runs right

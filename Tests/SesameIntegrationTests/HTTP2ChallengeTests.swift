@@ -60,6 +60,9 @@ import Testing
         #expect(log.count == 3, "\(log)")
         #expect(log.allSatisfy { $0.request.hasSuffix("HTTP/2.0") }, "\(log)")
         #expect(Set(log.map(\.connection)).count == 1, "\(log)")
+        // The count the benchmark reads without parsing says the same.
+        #expect(nginx.accessLogCount == nginx.accessLog.count)
+        #expect(nginx.accessLogCount == 3)
     }
 
     @Test func aPostIsSentAgainWithItsBodyAfterA401() async throws {
