@@ -40,6 +40,10 @@ public final class HostileHTTP2Server: @unchecked Sendable {
         /// bytes of the body came; otherwise `status` at once, before any of the body, and the
         /// body is only counted (``bodyBytesReceived``).
         case expectation(continues: Bool, status: Int = 417)
+        /// Every request gets a head whose `content-length` says `declared` and a body of `sent`
+        /// bytes that ends the stream: a response that breaks RFC 9113 section 8.1.1, which the
+        /// client must refuse by resetting the stream.
+        case contentLengthMismatch(declared: Int, sent: Int)
     }
 
     public let port: Int
@@ -330,6 +334,15 @@ struct HTTP2Script {
         case .answerFirstThenSilent:
             silent = true
             return answer(stream, "the only answer")
+        case .contentLengthMismatch(let declared, let sent):
+            return peer.write(
+                HTTP2Frames.headersFrame(stream: stream, fields: [("content-length", String(declared))])
+                    + HTTP2Frames.dataFrame(
+                        stream: stream,
+                        Array(repeating: UInt8(ascii: "x"), count: sent),
+                        endStream: true
+                    )
+            )
         case .expectation(let continues, let status):
             if complete { return answer(stream, "no body") }
             if continues { return peer.write(HTTP2Frames.headersFrame(stream: stream, status: 100)) }

@@ -117,7 +117,7 @@ import Testing
         let failure = await error {
             _ = try await session().data(from: URL(string: "http://127.0.0.1:\(server.port)/")!)
         }
-        #expect(failure?.code == .streamReset, "\(String(describing: failure))")
+        #expect(failure?.code == .protocolError, "\(String(describing: failure))")
         #expect(failure?.detail.contains("header block over 65536 bytes") == true, "\(String(describing: failure))")
     }
 

@@ -169,15 +169,21 @@ import Testing
         let (out, later) = try session.outputAndEvents()
         let events = received + later
         #expect(peer.frames(from: out).contains { $0.type == Peer.rstStream && $0.stream == first })
-        let reset = events.first { if case .reset(first, _, _) = $0 { true } else { false } }
-        guard case .reset(_, _, let reason) = reset else {
+        let reset = events.first { if case .refused(first, _) = $0 { true } else { false } }
+        guard case .refused(_, let reason) = reset else {
             Issue.record("the huge block did not reset its stream: \(events.map { "\($0)".prefix(80) })")
             return
         }
-        #expect(reason?.contains("65536 bytes") == true)
+        #expect(reason.contains("65536 bytes"))
         #expect(events.contains(.end(stream: second)))
         #expect(session.incomingHeaders.isEmpty, "nothing of the refused block is kept")
-        #expect(events.filter { if case .reset = $0 { true } else { false } }.count == 1, "reported once")
+        let closings = events.filter {
+            switch $0 {
+            case .reset, .refused: true
+            default: false
+            }
+        }
+        #expect(closings.count == 1, "reported once")
     }
 
     @Test func endlessContinuationFramesEndTheSession() throws {
@@ -213,6 +219,62 @@ import Testing
         #expect(events.contains(.reset(stream: first, errorCode: 2, reason: nil)))
         #expect(events.contains(.reset(stream: second, errorCode: 0xd, reason: nil)), "HTTP_1_1_REQUIRED")
         #expect(try get(session) == 5, "the connection carries new streams")
+    }
+
+    /// RFC 9113 section 8.1.1: DATA that does not add up to the content-length is malformed; the
+    /// stream is reset, and the reason is reported as soon as the reset goes out, whichever way
+    /// the response broke the rule.
+    @Test(arguments: [
+        (
+            announced: 100, sent: 10, method: "GET", status: 200,
+            says: "ended after 10 bytes of DATA, but its content-length announced 100"
+        ),
+        (
+            announced: 5, sent: 10, method: "GET", status: 200,
+            says: "went past the 5 bytes its content-length announced"
+        ),
+        (announced: 10, sent: 10, method: "HEAD", status: 200, says: "went past the 0 bytes"),
+        (announced: 10, sent: 10, method: "GET", status: 304, says: "a response with no body"),
+    ])
+    func dataThatDoesNotMatchTheContentLengthResetsTheStreamAndSaysWhy(
+        announced: Int,
+        sent: Int,
+        method: String,
+        status: Int,
+        says: String
+    ) throws {
+        let (session, peer) = try started()
+        let stream = try session.submitRequest(
+            method: method,
+            scheme: "https",
+            authority: "example.test",
+            path: "/",
+            fields: HTTPHeaders(),
+            hasBody: false
+        )
+        _ = try session.output()
+        let received = try session.receive(
+            Peer.headersFrame(stream: stream, status: status, fields: [("content-length", String(announced))])
+                + Peer.dataFrame(stream: stream, [UInt8](repeating: 0x78, count: sent), endStream: true)
+        )
+        #expect(!received.contains(.end(stream: stream)), "a malformed response never completes")
+        let (out, events) = try session.outputAndEvents()
+        #expect(peer.frames(from: out).contains { $0.type == Peer.rstStream && $0.stream == stream })
+        let reasons = events.compactMap { event -> String? in
+            if case .refused(stream, let reason) = event { reason } else { nil }
+        }
+        #expect(reasons.count == 1 && reasons[0].contains(says), "\(events)")
+    }
+
+    @Test func aResetThePeerSendsIsReportedAsTheirs() throws {
+        let (session, _) = try started()
+        let stream = try get(session)
+        _ = try session.output()
+        let events = try session.receive(
+            Peer.headersFrame(stream: stream, fields: [("content-length", "100")])
+                + Peer.resetFrame(stream: stream, code: 1)
+        )
+        #expect(events.contains(.reset(stream: stream, errorCode: 1, reason: nil)), "\(events)")
     }
 
     @Test func goAwaySaysWhichStreamsWereNotProcessedAndNoNewOneOpens() throws {
@@ -292,7 +354,7 @@ import Testing
             }
             let answered = events.contains { if case .head(id, 200, _) = $0 { true } else { false } }
             let reset = events.contains {
-                if case .reset(id, _, let reason) = $0 { reason?.contains("header block") == true } else { false }
+                if case .refused(id, let reason) = $0 { reason.contains("header block") } else { false }
             }
             #expect(answered == arrives && reset == !arrives, "\(kilobytes) KB in \(piece)-byte reads")
         }

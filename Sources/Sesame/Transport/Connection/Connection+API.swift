@@ -139,13 +139,16 @@ extension Connection {
     /// ``writeThenRead(_:maxLength:timeout:)`` does), and `sent` then runs on the loop: the read
     /// waits before an answer can come, so a caller's thread may wait for it (an answer that came
     /// first would wake the loop). Their write is not undone by the cancellation.
+    ///
+    /// `withdrawal` lets its owner end the wait (nil, as a deadline would) from another task, at
+    /// any time: before the read began, while it waits, or after it ended (then it does nothing).
     func readShared(
         maxLength: Int,
         waitingAtMost wait: Duration,
         sending bytes: [UInt8] = [],
-        sent: (@Sendable () -> Void)? = nil
+        sent: (@Sendable () -> Void)? = nil,
+        withdrawal: ReadWithdrawal = ReadWithdrawal()
     ) async throws -> [UInt8]? {
-        let withdrawn = LockedValue(false)
         do {
             return try await withTaskCancellationHandler {
                 try await reading { continuation in
@@ -167,12 +170,11 @@ extension Connection {
                         )
                     }
                     sent?()
-                    // Cancelled before the read began: the withdrawal below found nothing to end.
-                    if withdrawn.withLock({ $0 }) { self.withdrawQuietRead() }
+                    // Withdrawn before the read began: the withdrawal found nothing to end then.
+                    if withdrawal.isWithdrawn { self.withdrawQuietRead() }
                 }
             } onCancel: {
-                withdrawn.withLock { $0 = true }
-                loop.execute { self.withdrawQuietRead() }
+                withdrawal.withdraw(from: self)
             }
         } catch is ReadWaitEnded {
             return nil

@@ -6,6 +6,7 @@ internal import CNGHTTP2
 enum HTTP2Callbacks {
     static func install(on callbacks: OpaquePointer) {
         nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks, beginHeaders)
+        nghttp2_session_callbacks_set_on_begin_frame_callback(callbacks, beginFrame)
         nghttp2_session_callbacks_set_on_header_callback(callbacks, header)
         nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, frameReceived)
         nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, dataChunk)
@@ -30,6 +31,16 @@ enum HTTP2Callbacks {
         userData.map { Unmanaged<HTTP2Session>.fromOpaque($0).takeUnretainedValue() }
     }
 
+    /// A DATA frame's length counts toward its stream's body before nghttp2 checks it (a frame
+    /// past the content-length never reaches ``dataChunk``).
+    static let beginFrame: nghttp2_on_begin_frame_callback = { _, header, userData in
+        guard let session = session(userData), let header, header.pointee.type == UInt8(NGHTTP2_DATA.rawValue) else {
+            return 0
+        }
+        session.bodyLengths[header.pointee.stream_id]?.offered += header.pointee.length
+        return 0
+    }
+
     static let beginHeaders: nghttp2_on_begin_headers_callback = { _, frame, userData in
         guard let session = session(userData), let frame else { return 0 }
         session.incomingHeaders[frame.pointee.hd.stream_id] = (HTTPHeaders(), 0)
@@ -46,9 +57,8 @@ enum HTTP2Callbacks {
             session.incomingHeaders[stream] = nil
             session.reportedResets.insert(stream)
             session.events.append(
-                .reset(
+                .refused(
                     stream: stream,
-                    errorCode: NGHTTP2_INTERNAL_ERROR.rawValue,
                     reason: "the server sent a header block over \(session.limits.maxHeaderListSize) bytes"
                 )
             )
@@ -71,6 +81,7 @@ enum HTTP2Callbacks {
 
     static let dataChunk: nghttp2_on_data_chunk_recv_callback = { _, _, stream, data, length, userData in
         guard let session = session(userData), let data, length > 0 else { return 0 }
+        session.bodyLengths[stream]?.received += length
         session.events.append(.data(stream: stream, Array(UnsafeBufferPointer(start: data, count: length))))
         return 0
     }

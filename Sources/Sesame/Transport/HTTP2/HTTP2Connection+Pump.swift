@@ -28,6 +28,12 @@ extension HTTP2Connection {
             case .reset(let id, let code, let reason):
                 let error = Self.resetError(code, reason: reason, stream: id, origin: origin)
                 update(id, &state, &wake) { $0.fail(error) }
+            case .refused(let id, let reason):
+                let error = SesameError(
+                    .protocolError,
+                    "HTTP/2: \(origin) broke the protocol on stream \(id), which was reset: \(reason)"
+                )
+                update(id, &state, &wake) { $0.fail(error) }
             case .goAway(let last, let code, let debug):
                 state.lastProcessed = last
                 let name = HTTP2Session.errorName(code)
@@ -59,6 +65,12 @@ extension HTTP2Connection {
         // In place: a copy taken out of the dictionary shares its items with the one left behind,
         // and the first append would copy them all.
         state.streams[id]?.change(change, waking: &wake)
+        // A stream that failed while its own task reads for the connection stops waiting for
+        // bytes now (its reset may have been queued by the read that came before).
+        if let read = state.directRead, read.stream == id, state.streams[id]?.isFinished == true {
+            read.withdrawal.withdraw(from: connection)
+            state.directRead = nil
+        }
     }
 
     /// The error a stream's RST_STREAM stands for: REFUSED_STREAM and HTTP_1_1_REQUIRED leave

@@ -82,6 +82,7 @@ extension HTTP2Connection {
         var wake = Wake()
         var pump = false
         let (retire, keeps) = withState { state -> (Bool, Bool) in
+            state.directRead = nil  // the read that brought `bytes` has ended
             let retire: Bool
             do {
                 retire = dispatch(try state.session.receive(bytes), &state, &wake)
@@ -101,14 +102,17 @@ extension HTTP2Connection {
     }
 
     /// Under the lock: whether stream `id`, which has nothing to take, reads the connection
-    /// itself (it is the only stream, and nobody reads).
-    func claimDirectRead(for id: Int32) -> Bool {
+    /// itself (it is the only stream, and nobody reads); what ends that read when the stream
+    /// fails meanwhile.
+    func claimDirectRead(for id: Int32) -> ReadWithdrawal? {
         withState { state in
             guard !state.reading, state.reserved == 1, state.failure == nil,
                 let stream = state.streams[id], !stream.hasItem
-            else { return false }
+            else { return nil }
             state.reading = true
-            return true
+            let withdrawal = ReadWithdrawal()
+            state.directRead = (id, withdrawal)
+            return withdrawal
         }
     }
 
@@ -116,7 +120,12 @@ extension HTTP2Connection {
     /// ``claimDirectRead(for:)``), waiting until `deadline`. Past it, the stream fails with a
     /// timeout naming `timeout` (with no `timeout`, only the wait ends); the task's cancellation
     /// resets the stream and leaves the connection be.
-    func readDirectly(for id: Int32, until deadline: ContinuousClock.Instant, timeout: Duration?) async {
+    func readDirectly(
+        for id: Int32,
+        withdrawal: ReadWithdrawal,
+        until deadline: ContinuousClock.Instant,
+        timeout: Duration?
+    ) async {
         let output = outputToSendWithRead()
         var sent: (@Sendable () -> Void)?
         if !output.isEmpty { sent = { self.writtenWithRead() } }
@@ -126,7 +135,8 @@ extension HTTP2Connection {
                 maxLength: Self.readSize,
                 waitingAtMost: max(.zero, ContinuousClock.now.duration(to: deadline)),
                 sending: output,
-                sent: sent
+                sent: sent,
+                withdrawal: withdrawal
             )
         } catch {
             fail(error as? SesameError ?? SesameError(.ioError, "\(origin): \(error)"))
@@ -135,6 +145,7 @@ extension HTTP2Connection {
         guard let bytes else {
             let pump = withState { state -> Bool in
                 state.reading = false
+                state.directRead = nil
                 return Self.claimPump(&state)
             }
             if pump { startPump() }

@@ -63,8 +63,8 @@ extension HTTP2Connection {
     /// Waits for the stream's next item; past `deadline` the stream fails with a timeout naming
     /// `timeout`, or with no `timeout` the wait alone ends.
     private func wait(on id: Int32, until deadline: ContinuousClock.Instant, timeout: Duration?) async throws {
-        if claimDirectRead(for: id) {
-            await readDirectly(for: id, until: deadline, timeout: timeout)
+        if let withdrawal = claimDirectRead(for: id) {
+            await readDirectly(for: id, withdrawal: withdrawal, until: deadline, timeout: timeout)
             return
         }
         var sweep = false

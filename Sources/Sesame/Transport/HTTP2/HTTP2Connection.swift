@@ -39,6 +39,10 @@ final class HTTP2Connection: Sendable {
         /// A reader (the pump, or the only stream's task) holds the reading role
         /// (`HTTP2Connection+Reading.swift`).
         var reading = false
+        /// The stream whose own task holds the reading role, with what ends its read: a stream
+        /// that fails meanwhile (a reset it caused, sent by the writer) must not wait for bytes
+        /// that may never come.
+        var directRead: (stream: Int32, withdrawal: ReadWithdrawal)?
         var pingWaiters: [CheckedContinuation<Void, any Error>] = []
         /// The GOAWAY a failed session still has to send.
         var goodbye: [UInt8] = []

@@ -49,6 +49,7 @@ extension HTTP2Session {
             throw SesameError(.invalidArgument, "HTTP/2: the request cannot be sent (\(text))")
         }
         if hasBody { outgoing[stream] = OutgoingBody() }
+        if method == "HEAD" { bodilessRequests.insert(stream) }
         return stream
     }
 
@@ -114,7 +115,14 @@ extension HTTP2Session {
                 for field in block.fields where !field.name.hasPrefix(":") {
                     fields.add(name: field.name, value: field.value)
                 }
-                if status >= 200 { answeredStreams.insert(stream) }
+                if status >= 200 {
+                    answeredStreams.insert(stream)
+                    // RFC 9110 sections 6.4.1 and 8.6: no body after HEAD, 204 or 304.
+                    let bodiless = bodilessRequests.contains(stream) || status == 204 || status == 304
+                    bodyLengths[stream] = BodyLength(
+                        announced: bodiless ? 0 : fields.first("content-length").flatMap { Int($0) }
+                    )
+                }
                 events.append(.head(stream: stream, status: status, fields: fields))
             }
             if endsStream { events.append(.end(stream: stream)) }
@@ -123,6 +131,8 @@ extension HTTP2Session {
         case NGHTTP2_SETTINGS.rawValue:
             guard frame.hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0 else { break }
             events.append(.settings(maxConcurrentStreams: peerMaxConcurrentStreams))
+        case NGHTTP2_RST_STREAM.rawValue:
+            peerResets.insert(stream)
         case NGHTTP2_GOAWAY.rawValue:
             let goaway = frame.goaway
             peerWentAway = true
@@ -145,10 +155,30 @@ extension HTTP2Session {
         outgoing[stream] = nil
         incomingHeaders[stream] = nil
         answeredStreams.remove(stream)
+        bodilessRequests.remove(stream)
+        let lengths = bodyLengths.removeValue(forKey: stream)
+        let byPeer = peerResets.remove(stream) != nil
         if reportedResets.remove(stream) != nil { return }
-        if errorCode != NGHTTP2_NO_ERROR.rawValue {
+        if errorCode == NGHTTP2_PROTOCOL_ERROR.rawValue, !byPeer {
+            // nghttp2 reset the stream for what the peer sent on it (it checks RFC 9113 section
+            // 8's message rules); the RST_STREAM has just gone out.
+            events.append(.refused(stream: stream, reason: Self.violation(lengths)))
+        } else if errorCode != NGHTTP2_NO_ERROR.rawValue {
             events.append(.reset(stream: stream, errorCode: errorCode, reason: nil))
         }
+    }
+
+    /// What a response nghttp2 refused broke, when its body length says.
+    private static func violation(_ lengths: BodyLength?) -> String {
+        guard let lengths, let announced = lengths.announced, lengths.offered != announced else {
+            return "the server's frames broke HTTP/2's message rules (RFC 9113 section 8)"
+        }
+        if lengths.offered > announced {
+            return "the response's DATA went past the \(announced) bytes its content-length announced"
+                + (announced == 0 ? " (a response with no body)" : "")
+        }
+        return
+            "the response ended after \(lengths.received) bytes of DATA, but its content-length announced \(announced)"
     }
 
     func readBody(

@@ -36,9 +36,12 @@ final class HTTP2Session {
         case trailers(stream: Int32, HTTPHeaders)
         /// The peer ended the stream: the response is complete.
         case end(stream: Int32)
-        /// The stream closed with an error code (the peer's RST_STREAM, or a protocol error seen
-        /// here); `reason` says what, when Sesame knows more than the code.
+        /// The stream closed with an error code: the peer's RST_STREAM, or the connection's end
+        /// (GOAWAY) closing it.
         case reset(stream: Int32, errorCode: UInt32, reason: String?)
+        /// This side reset the stream because of what the peer sent on it (a response that
+        /// breaks HTTP/2's message rules, a header block over the limit); `reason` says what.
+        case refused(stream: Int32, reason: String)
         /// The peer is going away: streams above `lastStreamID` were not processed (safe to retry).
         case goAway(lastStreamID: Int32, errorCode: UInt32, debug: String)
         case pingAcknowledged
@@ -56,6 +59,21 @@ final class HTTP2Session {
     var reportedResets: Set<Int32> = []
     /// Streams that have a final response head.
     var answeredStreams: Set<Int32> = []
+    /// Per open stream: the body length its response announced (nil: not announced), the DATA
+    /// frames' lengths and what of them arrived, to say why this side reset a stream whose DATA
+    /// did not match (RFC 9113 section 8.1.1).
+    var bodyLengths: [Int32: BodyLength] = [:]
+
+    struct BodyLength {
+        var announced: Int?
+        /// Payload lengths of the DATA frames begun (padding included).
+        var offered = 0
+        var received = 0
+    }
+    /// Requests whose responses carry no body whatever their fields say (HEAD).
+    var bodilessRequests: Set<Int32> = []
+    /// Streams the peer reset (RST_STREAM): their closing is the peer's doing, not this side's.
+    var peerResets: Set<Int32> = []
     /// What nghttp2 last found wrong in the peer's frames.
     var lastProblem: String?
     /// The peer said GOAWAY.
