@@ -21,7 +21,7 @@ func fuzzSetCookie(_ bytes: UnsafeRawBufferPointer) {
     let host = CookieRules.canonicalHost(url.host(percentEncoded: false) ?? "")
     fuzzRequire(!cookie.name.isEmpty)
     fuzzRequire(CookieRules.domainMatches(host: host, domain: cookie.domain), "\(cookie.domain) for \(host)")
-    fuzzRequire(cookie.isHostOnly || !PublicSuffixList.isPublicSuffix(cookie.domain), "a public suffix")
+    fuzzRequire(cookie.isHostOnly || !PublicSuffixList.isPublicSuffix(cookie.domain, in: .all), "a public suffix")
     fuzzRequire(!cookie.isSecure || url.scheme == "https")
     guard !cookie.isExpired(at: fuzzNow) else { return }
     guard let line = CookieStore.netscapeLine(cookie) else {

@@ -100,17 +100,30 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
 
     public init(_ store: CookieStore) { self.store = store }
 
+    /// A storage of its own, in memory.
+    public override convenience init() { self.init(CookieStore()) }
+
     open var cookies: [HTTPCookie]? { store.allCookies.map(HTTPCookie.init) }
 
     open func cookies(for url: URL) -> [HTTPCookie]? { store.cookies(for: url).map(HTTPCookie.init) }
 
+    /// Stores `cookie` unless Sesame's cookie rules refuse it (a domain cookie for a public
+    /// suffix, a malformed one): Foundation stores anything here, and a `.com` cookie would then go
+    /// to every `.com` site. A difference from Apple's that is a security rule.
     open func setCookie(_ cookie: HTTPCookie) {
         guard cookieAcceptPolicy != .never else { return }
         store.set(cookie.cookie)
     }
 
+    /// Stores the cookies `url` may set (each must belong to its host), as responses set them.
     open func setCookies(_ cookies: [HTTPCookie], for url: URL?, mainDocumentURL: URL?) {
-        for cookie in cookies { setCookie(cookie) }
+        guard cookieAcceptPolicy != .never else { return }
+        if cookieAcceptPolicy == .onlyFromMainDocumentDomain, let url, let main = mainDocumentURL?.host?.lowercased(),
+            let host = url.host?.lowercased(), host != main, !host.hasSuffix("." + main)
+        {
+            return
+        }
+        for cookie in cookies { store.set(cookie.cookie, from: url) }
     }
 
     open func deleteCookie(_ cookie: HTTPCookie) {

@@ -48,6 +48,43 @@ enum CookieRules {
         return path.isEmpty ? "/" : path
     }
 
+    /// Why the store refuses `cookie` when it is set through an API rather than by `Set-Cookie`
+    /// (which ``SetCookieParser`` checks as it parses); nil when it takes it. The same rules:
+    /// a name, at most 4,096 bytes of name and value, no control character (a cookie file could
+    /// not hold it), a path, a domain that is a DNS name or an IP address, never a domain cookie
+    /// for a public suffix of either section of the list (it would go to every site under it) or
+    /// for an IP address, and, for a cookie set for `url`, a domain `url`'s host belongs to and
+    /// Secure only from https.
+    static func refusal(_ cookie: Cookie, from url: URL?) -> String? {
+        guard !cookie.name.isEmpty else { return "it has no name" }
+        guard cookie.name.utf8.count + cookie.value.utf8.count <= SetCookieParser.maximumSize else {
+            return "its name and value are over \(SetCookieParser.maximumSize) bytes"
+        }
+        let fields = [cookie.name, cookie.value, cookie.domain, cookie.path]
+        guard !fields.contains(where: { $0.utf8.contains { $0 < 0x20 || $0 == 0x7F } }) else {
+            return "a field holds a control character"
+        }
+        guard cookie.path.hasPrefix("/") else { return "its path does not start with '/'" }
+        let isAddress = isIPAddress(cookie.domain)
+        guard isAddress || (Punycode.asciiDomain(cookie.domain).map { !$0.isEmpty } ?? false) else {
+            return "its domain '\(cookie.domain)' is not a host name"
+        }
+        if !cookie.isHostOnly {
+            if isAddress { return "a cookie for an IP address goes to that address only" }
+            if PublicSuffixList.isPublicSuffix(cookie.domain, in: .all) {
+                return "its domain '\(cookie.domain)' is a public suffix: it would go to every site under it"
+            }
+        }
+        guard let url else { return nil }
+        guard let target = Target(url) else { return "'\(url)' has no host" }
+        let belongs =
+            cookie.isHostOnly
+            ? target.host == canonicalHost(cookie.domain) : domainMatches(host: target.host, domain: cookie.domain)
+        guard belongs else { return "'\(target.host)' may not set a cookie for '\(cookie.domain)'" }
+        if cookie.isSecure && !target.isSecure { return "a Secure cookie cannot be set from '\(url.scheme ?? "")'" }
+        return nil
+    }
+
     /// Section 5.1.4: the directory of the request path.
     static func defaultPath(_ url: URL) -> String {
         let path = requestPath(url)

@@ -53,11 +53,28 @@ public final class CookieStore: Sendable {
     }
 
     /// Adds or replaces `cookie` (keeping the creation time of the one it replaces); an expired
-    /// cookie removes its namesake.
-    public func set(_ cookie: Cookie) { set(contentsOf: [cookie]) }
+    /// cookie removes its namesake. The store's rules apply as they do to `Set-Cookie`: a cookie
+    /// they refuse (a domain cookie for a public suffix, one `url` may not set, ...) is not
+    /// stored.
+    /// - Parameter url: the page setting it, when there is one: the cookie must belong to its
+    ///   host, and may be Secure only over https.
+    /// - Returns: false when the cookie was refused (``refusal(of:from:)`` says why).
+    @discardableResult
+    public func set(_ cookie: Cookie, from url: URL? = nil) -> Bool {
+        var cookie = cookie
+        cookie.domain = CookieRules.canonicalHost(cookie.domain)  // the form hosts are compared in
+        guard CookieRules.refusal(cookie, from: url) == nil else { return false }
+        set(contentsOf: [cookie])
+        return true
+    }
+
+    /// Why ``set(_:from:)`` would refuse `cookie`; nil when it would store it.
+    public func refusal(of cookie: Cookie, from url: URL? = nil) -> String? {
+        CookieRules.refusal(cookie, from: url)
+    }
 
     /// Adds or replaces every cookie of `added` in order, with one eviction pass at the end (a
-    /// cookie file's lines: linear in their number, not quadratic).
+    /// cookie file's lines: linear in their number, not quadratic). The caller checked them.
     func set(contentsOf added: [Cookie]) {
         guard !added.isEmpty else { return }
         let now = Date()

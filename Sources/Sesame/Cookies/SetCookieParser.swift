@@ -78,7 +78,7 @@ enum SetCookieParser {
         var hostOnly = true
         var domain = host
         if let domainAttribute, !domainAttribute.isEmpty {
-            if PublicSuffixList.isPublicSuffix(domainAttribute) {
+            if PublicSuffixList.isPublicSuffix(domainAttribute, in: .all) {
                 guard domainAttribute == host else { return nil }
             } else {
                 guard CookieRules.domainMatches(host: host, domain: domainAttribute) else { return nil }

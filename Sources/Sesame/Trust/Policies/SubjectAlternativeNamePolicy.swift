@@ -4,8 +4,10 @@ import Glibc
 
 /// A server certificate's names. The Baseline Requirements §7.1.2.7.12: subjectAltName is
 /// present, every dNSName is a preferred-syntax host name (LDH labels, RFC 1034 §3.5) or a
-/// wildcard that is the whole leftmost label and not over a public suffix (§7.1.2.7.12 and
-/// RFC 6125 §6.4.3); the extension is not critical when the subject is not empty. RFC 5280
+/// wildcard that is the whole leftmost label and not over a public suffix of the list's ICANN
+/// section (§7.1.2.7.12, §3.2.2.6 and RFC 6125 §6.4.3: `*.co.uk` is refused, Amazon's
+/// `*.s3.amazonaws.com`, a PRIVATE-section suffix, is not); the extension is not critical when
+/// the subject is not empty. RFC 5280
 /// §4.2.1.6: when the subject is empty, subjectAltName is critical.
 struct SubjectAlternativeNamePolicy: CertificatePolicy {
     let source = "RFC 5280 §4.2.1.6; RFC 6125 §6.4.3; BR §7.1.2.7.12"
@@ -30,7 +32,7 @@ struct SubjectAlternativeNamePolicy: CertificatePolicy {
     }
 
     /// A dNSName a certificate may carry: LDH labels, a wildcard only as the whole leftmost label,
-    /// never over a public suffix.
+    /// never over an ICANN-section public suffix.
     static func dnsNameProblem(_ name: String) -> String? {
         var labels = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         let isWildcard = labels.first == "*"
@@ -45,7 +47,7 @@ struct SubjectAlternativeNamePolicy: CertificatePolicy {
                     }
             }
         guard valid else { return "'\(name)' is not a valid DNS name" }
-        if isWildcard, PublicSuffixList.isPublicSuffix(labels.joined(separator: ".")) {
+        if isWildcard, PublicSuffixList.isPublicSuffix(labels.joined(separator: "."), in: .icann) {
             return "'\(name)' is a wildcard over a public suffix"
         }
         return nil

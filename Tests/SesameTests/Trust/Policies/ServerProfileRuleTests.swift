@@ -228,6 +228,18 @@ func raw(
             host: "a.co.uk"
         ),
         RuleCase(
+            rule: "a wildcard over a PRIVATE-section suffix (Amazon S3's own certificate)",
+            leaf: replacing("subjectAltName", with: "DNS:s3.amazonaws.com,DNS:*.s3.amazonaws.com"),
+            expected: nil,
+            host: "bucket.s3.amazonaws.com"
+        ),
+        RuleCase(
+            rule: "a wildcard over a multi-label ICANN suffix",
+            leaf: replacing("subjectAltName", with: "DNS:*.xn--55qx5d.cn"),
+            expected: "public suffix",
+            host: "shop.xn--55qx5d.cn"
+        ),
+        RuleCase(
             rule: "a wildcard not leftmost",
             leaf: replacing("subjectAltName", with: "DNS:a.*.example.test"),
             expected: "not a valid DNS name",
