@@ -65,3 +65,36 @@ func fuzzCertificates(_ bytes: UnsafeRawBufferPointer) {
     }
     expectSesameError { _ = try Identity(pkcs12: Data(input), password: "fuzz") }
 }
+
+/// The file readers themselves: every loader reads a file through ``UserFile`` and must give back
+/// exactly its bytes, or a SesameError (never a crash) when they are not what it takes.
+func fuzzUserFiles(_ bytes: UnsafeRawBufferPointer) {
+    let path = fuzzFilePath
+    let input = Array(bytes)
+    guard (try? Data(input).write(to: URL(fileURLWithPath: path))) != nil else { fuzzFail("cannot write \(path)") }
+    let small = UserFile.Kind(name: "fuzz file", sizeLimit: 4_096)
+    do {
+        let read = try UserFile.read(path, as: small)
+        fuzzRequire(read == input, "read back \(read.count) of \(input.count) bytes")
+    } catch {
+        fuzzRequire(error.code == .fileTooLarge && input.count > small.sizeLimit, "\(error)")
+    }
+    func expectSesameError(_ body: () throws -> Void) {
+        do {
+            try body()
+        } catch is SesameError {
+        } catch {
+            fuzzFail("not a SesameError: \(error)")
+        }
+    }
+    expectSesameError { _ = try Certificate.load(contentsOf: path) }
+    expectSesameError { _ = try CertificateRevocationList.load(contentsOf: path) }
+    expectSesameError { _ = try Netrc.load(URL(fileURLWithPath: path)) }
+    expectSesameError { _ = try CookieStore().load(netscapeFile: URL(fileURLWithPath: path)) }
+    expectSesameError { _ = try Identity.load(pkcs12File: path, password: "fuzz") }
+}
+
+/// One scratch file per fuzzing process.
+private let fuzzFilePath = FileManager.default.temporaryDirectory.appendingPathComponent(
+    "sesame-fuzz-\(getpid())"
+).path

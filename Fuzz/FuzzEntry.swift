@@ -13,6 +13,7 @@ let fuzzTargets: [String: @Sendable (UnsafeRawBufferPointer) -> Void] = [
     "netrc": fuzzNetrc,
     "credential-store": fuzzCredentialStore,
     "certificates": fuzzCertificates,
+    "user-files": fuzzUserFiles,
     "location": fuzzLocation,
     "http2-frames": fuzzHTTP2Frames,
 ]

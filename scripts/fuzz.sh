@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
 seconds="${FUZZ_SECONDS:-20}"
-targets=(${FUZZ_TARGETS:-auth-challenge http1-response set-cookie cookie-jar netrc credential-store certificates location http2-frames})
+targets=(${FUZZ_TARGETS:-auth-challenge http1-response set-cookie cookie-jar netrc credential-store certificates user-files location http2-frames})
 out=.build/fuzz
 mkdir -p "$out/include"
 

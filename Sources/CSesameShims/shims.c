@@ -122,6 +122,131 @@ int CSesameShims_sk_X509_OBJECT_num(const STACK_OF(X509_OBJECT) *stack) {
 X509_OBJECT *CSesameShims_sk_X509_OBJECT_value(const STACK_OF(X509_OBJECT) *stack, int index) {
     return sk_X509_OBJECT_value(stack, index);
 }
+int CSesameShims_X509_STORE_add_certs(X509_STORE *store, X509 *const *certificates, int count) {
+    STACK_OF(X509_OBJECT) *objects = X509_STORE_get0_objects(store);
+    if (objects == NULL) return 0;
+    for (int index = 0; index < count; index++) {
+        X509_OBJECT *object = X509_OBJECT_new();
+        if (object == NULL) return 0;
+        if (X509_OBJECT_set1_X509(object, certificates[index]) != 1 || sk_X509_OBJECT_push(objects, object) <= 0) {
+            X509_OBJECT_free(object);
+            return 0;
+        }
+    }
+    sk_X509_OBJECT_sort(objects);
+    return 1;
+}
+
+/// The iteration count of a password-based encryption algorithm: PBES2 with PBKDF2, or a PKCS#5 v1
+/// or PKCS#12 PBE; -1 for one that has none this walk knows (scrypt's cost is bounded by OpenSSL).
+static long pbe_iterations(const X509_ALGOR *algorithm) {
+    const ASN1_OBJECT *oid = NULL;
+    int type = 0;
+    const void *value = NULL;
+    X509_ALGOR_get0(&oid, &type, &value, algorithm);
+    if (type != V_ASN1_SEQUENCE || value == NULL) return -1;
+    ASN1_TYPE *parameter = ASN1_TYPE_new();
+    if (parameter == NULL) return -1;
+    if (ASN1_TYPE_set1(parameter, type, value) != 1) {
+        ASN1_TYPE_free(parameter);
+        return -1;
+    }
+    long iterations = -1;
+    if (OBJ_obj2nid(oid) == NID_pbes2) {
+        PBE2PARAM *pbe2 = ASN1_TYPE_unpack_sequence(ASN1_ITEM_rptr(PBE2PARAM), parameter);
+        if (pbe2 != NULL && pbe2->keyfunc != NULL && OBJ_obj2nid(pbe2->keyfunc->algorithm) == NID_id_pbkdf2
+            && pbe2->keyfunc->parameter != NULL) {
+            PBKDF2PARAM *kdf = ASN1_TYPE_unpack_sequence(ASN1_ITEM_rptr(PBKDF2PARAM), pbe2->keyfunc->parameter);
+            if (kdf != NULL) iterations = ASN1_INTEGER_get(kdf->iter);
+            PBKDF2PARAM_free(kdf);
+        }
+        PBE2PARAM_free(pbe2);
+    } else {
+        PBEPARAM *pbe = ASN1_TYPE_unpack_sequence(ASN1_ITEM_rptr(PBEPARAM), parameter);
+        if (pbe != NULL) iterations = ASN1_INTEGER_get(pbe->iter);
+        PBEPARAM_free(pbe);
+    }
+    ASN1_TYPE_free(parameter);
+    return iterations;
+}
+
+/// Adds `iterations` to the walk's figures; 0 when over `limit`.
+static int count_iterations(long iterations, long limit, long *largest, long *total) {
+    if (iterations > *largest) *largest = iterations;
+    if (iterations > limit) return 0;
+    if (iterations > 0) *total += iterations;
+    return 1;
+}
+
+static int bag_iterations(const STACK_OF(PKCS12_SAFEBAG) *bags, long limit, long *largest, long *total, int depth) {
+    if (depth > 4) return -1;
+    for (int index = 0; index < sk_PKCS12_SAFEBAG_num(bags); index++) {
+        const PKCS12_SAFEBAG *bag = sk_PKCS12_SAFEBAG_value(bags, index);
+        int nid = PKCS12_SAFEBAG_get_nid(bag);
+        if (nid == NID_pkcs8ShroudedKeyBag) {
+            const X509_ALGOR *algorithm = NULL;
+            X509_SIG_get0(PKCS12_SAFEBAG_get0_pkcs8(bag), &algorithm, NULL);
+            if (algorithm == NULL) return -1;
+            if (!count_iterations(pbe_iterations(algorithm), limit, largest, total)) return 0;
+        } else if (nid == NID_safeContentsBag) {
+            int result = bag_iterations(PKCS12_SAFEBAG_get0_safes(bag), limit, largest, total, depth + 1);
+            if (result != 1) return result;
+        }
+    }
+    return 1;
+}
+
+int CSesameShims_PKCS12_iterations(PKCS12 *p12, const char *password, int passwordLength, long limit,
+                                   long *largest, long *total) {
+    *largest = 0;
+    *total = 0;
+    if (PKCS12_mac_present(p12)) {
+        const ASN1_INTEGER *macIterations = NULL;
+        PKCS12_get0_mac(NULL, NULL, NULL, &macIterations, p12);
+        // An absent count means 1 (RFC 7292 MacData).
+        long iterations = macIterations == NULL ? 1 : ASN1_INTEGER_get(macIterations);
+        if (iterations < 0) return -1;
+        if (!count_iterations(iterations, limit, largest, total)) return 0;
+    }
+    STACK_OF(PKCS7) *safes = PKCS12_unpack_authsafes(p12);
+    if (safes == NULL) return -1;
+    int result = 1;
+    int unread = 0;
+    for (int index = 0; index < sk_PKCS7_num(safes) && result == 1; index++) {
+        PKCS7 *safe = sk_PKCS7_value(safes, index);
+        STACK_OF(PKCS12_SAFEBAG) *bags = NULL;
+        int nid = OBJ_obj2nid(safe->type);
+        if (nid == NID_pkcs7_data) {
+            bags = PKCS12_unpack_p7data(safe);
+        } else if (nid == NID_pkcs7_encrypted) {
+            if (safe->d.encrypted == NULL || safe->d.encrypted->enc_data == NULL) {
+                result = -1;
+                break;
+            }
+            if (!count_iterations(pbe_iterations(safe->d.encrypted->enc_data->algorithm), limit, largest, total)) {
+                result = 0;
+                break;
+            }
+            bags = PKCS12_unpack_p7encdata(safe, password, passwordLength);
+        } else {
+            continue;
+        }
+        if (bags == NULL) {
+            // A part this walk cannot open (a wrong password, a legacy cipher not loaded yet):
+            // the parts after it are still counted.
+            unread = 1;
+            continue;
+        }
+        result = bag_iterations(bags, limit, largest, total, 0);
+        sk_PKCS12_SAFEBAG_pop_free(bags, PKCS12_SAFEBAG_free);
+        if (result == -1) {
+            unread = 1;
+            result = 1;
+        }
+    }
+    sk_PKCS7_pop_free(safes, PKCS7_free);
+    return result == 1 && unread ? -1 : result;
+}
 
 // MARK: - Helpers
 

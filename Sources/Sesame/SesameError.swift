@@ -9,6 +9,7 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case fileUnreadable = "file unreadable"
+            case fileTooLarge = "file too large"
             case invalidCertificate = "invalid certificate"
             case invalidPrivateKey = "invalid private key"
             case invalidPKCS12 = "invalid PKCS#12"
@@ -58,8 +59,11 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible {
 
         public var description: String { base.rawValue }
 
-        /// A file could not be opened or read.
+        /// A file could not be opened or read, or is not a regular file (a FIFO, a device, a
+        /// folder).
         public static let fileUnreadable = Code(.fileUnreadable)
+        /// A file holds more than its kind may (``UserFile/Kind/sizeLimit``).
+        public static let fileTooLarge = Code(.fileTooLarge)
         /// Bytes that should hold a certificate do not (truncated, not DER/PEM, not a certificate).
         public static let invalidCertificate = Code(.invalidCertificate)
         /// Bytes that should hold a private key do not.

@@ -80,14 +80,13 @@ open class AFSecurityPolicy: NSObject, NSCopying, @unchecked Sendable {
         certificates(in: URL(fileURLWithPath: bundle.resourcePath ?? bundle.bundlePath, isDirectory: true))
     }
 
-    /// The `.cer` files at the top of `directory`.
+    /// The `.cer` files at the top of `directory` (regular files only, as Sesame reads every
+    /// certificate file).
     open class func certificates(in directory: URL) -> Set<Data> {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        guard let folder = try? UserFile.readFolder(directory.path, as: .certificates) else { return [] }
         var result = Set<Data>()
-        for name in names where (name as NSString).pathExtension.lowercased() == "cer" {
-            if let data = FileManager.default.contents(atPath: directory.appendingPathComponent(name).path) {
-                result.insert(data)
-            }
+        for file in folder.files where (file.name as NSString).pathExtension.lowercased() == "cer" {
+            result.insert(Data(file.bytes))
         }
         return result
     }

@@ -83,6 +83,9 @@ public final class ChildProcess: Sendable {
         return (signal == 0 ? (status >> 8) & 0xFF : 128 + signal, usage)
     }
 
+    /// Sends `signal` to the child, without waiting for it (whoever waits reaps it).
+    public func send(_ signal: Int32) { kill(pid, signal) }
+
     /// Sends SIGTERM and reaps the child.
     public func stop() {
         kill(pid, SIGTERM)

@@ -53,7 +53,17 @@ public final class TestIssuedCertificate: Sendable {
     ///   - password: the file's password.
     ///   - legacy: `true` for the pre-OpenSSL-3 format (PBE-SHA1-3DES for key and certificates,
     ///     SHA-1 MAC); `false` for OpenSSL 3's default (PBES2/AES-256-CBC, SHA-256 MAC).
-    public func pkcs12(password: String, legacy: Bool = false, friendlyName: String = "sesame") throws -> Data {
+    ///   - iterations: the key derivations' iteration count (OpenSSL's default, 2,048, when nil),
+    ///     for the MAC, the certificates and the key alike, as `openssl pkcs12 -iter` writes it.
+    ///   - claimedMACIterations: writes this iteration count into the MAC without computing it
+    ///     (the MAC then does not verify): a hostile file that asks a loader for work.
+    public func pkcs12(
+        password: String,
+        legacy: Bool = false,
+        friendlyName: String = "sesame",
+        iterations: Int? = nil,
+        claimedMACIterations: Int? = nil
+    ) throws -> Data {
         guard let stack = CSesameShims_sk_X509_new_null() else { throw TestingError("stack") }
         defer { CSesameShims_sk_X509_free(stack) }
         for intermediate in issuerChain { CSesameShims_sk_X509_push(stack, intermediate.x509.pointer) }
@@ -67,8 +77,8 @@ public final class TestIssuedCertificate: Sendable {
                 stack,
                 legacy ? tripleDES : 0,
                 legacy ? tripleDES : 0,
-                legacy ? 2048 : 0,
-                legacy ? 1 : 0,
+                Int32(iterations ?? (legacy ? 2048 : 0)),
+                Int32(iterations ?? (legacy ? 1 : 0)),
                 0
             )
         else { throw TestingError("PKCS12_create") }
@@ -76,6 +86,15 @@ public final class TestIssuedCertificate: Sendable {
         if legacy {
             // PKCS12_create's MAC follows the defaults; redo it with SHA-1 as legacy tools did.
             PKCS12_set_mac(p12, password, -1, nil, 0, 2048, EVP_sha1())
+        }
+        if let claimedMACIterations {
+            var iterations: UnsafePointer<ASN1_INTEGER>? = nil
+            PKCS12_get0_mac(nil, nil, nil, &iterations, p12)
+            guard let iterations,
+                ASN1_INTEGER_set(UnsafeMutablePointer(mutating: iterations), claimedMACIterations) == 1
+            else {
+                throw TestingError("the MAC's iteration count")
+            }
         }
         var out: UnsafeMutablePointer<UInt8>? = nil
         let length = i2d_PKCS12(p12, &out)

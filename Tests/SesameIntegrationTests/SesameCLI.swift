@@ -13,8 +13,13 @@ struct CLIRun {
 /// Runs the built `sesame` next to this test bundle, as a user would. HOME and XDG_DATA_HOME
 /// point into a fresh scratch folder, so no run touches the real home directory. The wait for the
 /// child happens on a thread of its own: a blocking `waitpid` on the Swift concurrency pool (two
-/// threads on a two-core machine) would stall every other test meanwhile.
-func runSesame(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> CLIRun {
+/// threads on a two-core machine) would stall every other test meanwhile. A child still running
+/// after `killAfter` (a hang) is killed: its status is then 137.
+func runSesame(
+    _ arguments: [String],
+    environment extra: [String: String] = [:],
+    killAfter: Duration = .seconds(120)
+) async throws -> CLIRun {
     let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     let executable = directory.appendingPathComponent("sesame").path
     guard FileManager.default.isExecutableFile(atPath: executable) else {
@@ -42,8 +47,17 @@ func runSesame(_ arguments: [String], environment extra: [String: String] = [:])
         logPath: out,
         errorPath: err
     )
+    let finished = LockedValue(false)
+    let seconds = Double(killAfter.components.seconds) + Double(killAfter.components.attoseconds) * 1e-18
+    DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
+        if !finished.withLock({ $0 }) { child.send(SIGKILL) }
+    }
     let status = await withCheckedContinuation { continuation in
-        Thread.detachNewThread { continuation.resume(returning: child.wait()) }
+        Thread.detachNewThread {
+            let status = child.wait()
+            finished.withLock { $0 = true }
+            continuation.resume(returning: status)
+        }
     }
     return CLIRun(status: status, stdout: readText(out), stderr: readText(err))
 }

@@ -68,6 +68,11 @@ GENERAL_NAME *_Nullable CSesameShims_sk_GENERAL_NAME_value(const GENERAL_NAMES *
 void CSesameShims_GENERAL_NAMES_free(GENERAL_NAMES *_Nullable names);
 int CSesameShims_sk_X509_OBJECT_num(const STACK_OF(X509_OBJECT) *_Nullable stack);
 X509_OBJECT *_Nullable CSesameShims_sk_X509_OBJECT_value(const STACK_OF(X509_OBJECT) *stack, int index);
+/// Adds `count` certificates (up-referenced) to a store that no other thread uses yet, sorting its
+/// object list once at the end: X509_STORE_add_cert searches the list for a duplicate, which
+/// sorts it again after every addition (quadratic for thousands of anchors). The caller passes
+/// no duplicates. Returns 1, or 0 when out of memory.
+int CSesameShims_X509_STORE_add_certs(X509_STORE *store, X509 *_Nonnull const *_Nonnull certificates, int count);
 
 // MARK: - Helpers
 
@@ -82,6 +87,13 @@ void CSesameShims_X509V3_set_ctx(X509V3_CTX *ctx, X509 *_Nullable issuer, X509 *
 /// Allocates a X509V3_CTX (its size is not known to Swift).
 X509V3_CTX *CSesameShims_X509V3_CTX_new(void);
 void CSesameShims_X509V3_CTX_free(X509V3_CTX *ctx);
+/// The iteration counts of the key derivations a PKCS#12 file asks for: its MAC's, each encrypted
+/// part's (decrypted only when its own count is at most `limit`, to reach what it holds) and each
+/// shrouded key's. Returns 1 with `*largest` and `*total` set when every count was read; 0 when one
+/// is over `limit` (`*largest` is it; nothing past it was derived); -1 when a part cannot be read
+/// here (a wrong password, an algorithm this walk does not know: PKCS12_parse then says why).
+int CSesameShims_PKCS12_iterations(PKCS12 *p12, const char *password, int passwordLength, long limit,
+                                   long *largest, long *total);
 /// Loads the "legacy" provider (RC2, 40-bit PBEs of old PKCS#12 files) next to "default", once.
 int CSesameShims_load_legacy_provider(void);
 

@@ -18,12 +18,11 @@ extension CookieStore {
     /// Adds the cookies of a Netscape cookie file. Expired cookies are skipped, and so are lines
     /// that are not cookies in that format (as curl skips them): each such line is returned.
     /// - Returns: the lines skipped, with their reasons (nothing secret: no value is quoted).
-    /// - Throws: ``SesameError/Code/fileUnreadable`` when the file cannot be read.
+    /// - Throws: ``SesameError/Code/fileUnreadable`` when the file cannot be read or is not a
+    ///   regular file, ``SesameError/Code/fileTooLarge`` past 32 MB (``UserFile/Kind/cookies``).
     @discardableResult
     public func load(netscapeFile url: URL) throws -> [FileProblem] {
-        guard let data = FileManager.default.contents(atPath: url.path) else {
-            throw SesameError(.fileUnreadable, "cannot read the cookie file '\(url.path)'")
-        }
+        let data = try UserFile.read(url.path, as: .cookies)
         // In batches: the store keeps at most `maximumTotal` cookies, so a large file costs memory
         // for one batch, not for all of its lines.
         return Self.parseNetscape(String(decoding: data, as: UTF8.self), source: url.path, batchSize: 5_000) {
@@ -132,23 +131,25 @@ extension CookieStore {
         }
         var domain = fields[0].lowercased()
         if domain.hasPrefix(".") { domain.removeFirst() }
+        domain = CookieRules.canonicalHost(domain)
         guard !domain.isEmpty, !fields[5].isEmpty else { return .problem("a cookie needs a domain and a name") }
         guard !fields.contains(where: { hasControlCharacter(String($0)) }) else {
             return .problem("a field holds a control character")
         }
-        return .cookie(
-            Cookie(
-                name: String(fields[5]),
-                value: fields.count == 7 ? String(fields[6]) : "",
-                domain: domain,
-                isHostOnly: !includesSubdomains,
-                path: String(fields[2]),
-                expires: expiry == 0 ? nil : Date(timeIntervalSince1970: TimeInterval(expiry)),
-                isSecure: secure,
-                isHTTPOnly: httpOnly,
-                created: now.addingTimeInterval(Double(index) / 1000)
-            )
+        let cookie = Cookie(
+            name: String(fields[5]),
+            value: fields.count == 7 ? String(fields[6]) : "",
+            domain: domain,
+            isHostOnly: !includesSubdomains,
+            path: String(fields[2]),
+            expires: expiry == 0 ? nil : Date(timeIntervalSince1970: TimeInterval(expiry)),
+            isSecure: secure,
+            isHTTPOnly: httpOnly,
+            created: now.addingTimeInterval(Double(index) / 1000)
         )
+        // As cookies from Set-Cookie: a file cannot plant what a server could not.
+        if let refusal = CookieRules.refusal(cookie, from: nil) { return .problem("refused: \(refusal)") }
+        return .cookie(cookie)
     }
 
     private static func flag(_ field: Substring) -> Bool? {

@@ -60,9 +60,13 @@ public struct FileCredentialStore: CredentialStore {
         let bytes: [UInt8]?
         do {
             try PosixFile.requirePrivateFolder(folder)
-            bytes = try PosixFile.read(path)
         } catch {
             throw SesameError(.credentialStoreFailed, "credential store \(error.description)")
+        }
+        do {
+            bytes = try UserFile.readIfPresent(path, as: .credentialStore)
+        } catch {
+            throw SesameError(.credentialStoreFailed, error.detail)
         }
         guard let bytes else { return [] }
         return try decode(bytes)
@@ -74,6 +78,13 @@ public struct FileCredentialStore: CredentialStore {
         do {
             try PosixFile.makeDirectories(folder, mode: 0o700)
             try PosixFile.requirePrivateFolder(folder)
+            // Before the lock: a FIFO or a device there would otherwise be found only once the
+            // lock is held (and a FIFO read would wait for ever).
+            do {
+                try UserFile.checkIfPresent(path, as: .credentialStore)
+            } catch {
+                throw SesameError(.credentialStoreFailed, error.detail)
+            }
             let lock = try FileLock(path: lockPath)
             var entries = try read()
             try change(&entries)

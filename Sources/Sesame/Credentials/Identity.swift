@@ -51,7 +51,7 @@ extension Identity {
     ///   not PKCS#12), ``SesameError/Code/wrongPassword``, ``SesameError/Code/keyMismatch``; the error
     ///   names the file.
     public static func load(pkcs12File path: String, password: String) throws -> Identity {
-        try Identity(pkcs12: Data(readFile(path)), password: password, source: "'\(path)'")
+        try Identity(pkcs12: Data(UserFile.read(path, as: .pkcs12)), password: password, source: "'\(path)'")
     }
 
     /// Reads an identity from PKCS#12 bytes.
@@ -77,6 +77,7 @@ extension Identity {
             )
         }
         defer { PKCS12_free(p12) }
+        try Self.checkKeyDerivationCost(p12, password: password, source: source)
 
         if PKCS12_mac_present(p12) == 1 {
             OpenSSLErrorStack.clear()
@@ -126,6 +127,45 @@ extension Identity {
         )
     }
 
+    /// The most iterations one key derivation of a PKCS#12 file may ask for. OpenSSL writes
+    /// 2,048, Windows 2,000, Java's keytool 10,000; OWASP's 2023 advice for PBKDF2-HMAC-SHA256 is
+    /// 600,000. A million costs about a second here, so a file cannot hold a loader (and the task
+    /// waiting for it) for minutes: a MAC asking for 2^31-1 iterations would take about 40 minutes.
+    public static let maximumPKCS12Iterations = 1_000_000
+    /// The most iterations of all a PKCS#12 file's key derivations together (its MAC, its
+    /// encrypted parts, its keys): three at the bound, as `openssl pkcs12 -iter N` writes a MAC,
+    /// the certificates and the key with the same count.
+    public static let maximumPKCS12TotalIterations = 3_000_000
+
+    /// Refuses a PKCS#12 file whose key derivations would cost more than the bounds above, before
+    /// any of them is computed.
+    private static func checkKeyDerivationCost(_ p12: OpaquePointer, password: String, source: String) throws {
+        var largest = 0
+        var total = 0
+        OpenSSLErrorStack.clear()
+        let result = CSesameShims_PKCS12_iterations(
+            p12,
+            password,
+            Int32(password.utf8.count),
+            maximumPKCS12Iterations,
+            &largest,
+            &total
+        )
+        _ = OpenSSLErrorStack.drain()
+        if result == 0 {
+            throw SesameError(
+                .invalidPKCS12,
+                "\(source): a key derivation asks for \(largest) iterations; Sesame computes at most \(maximumPKCS12Iterations) (OpenSSL writes 2,048)"
+            )
+        }
+        if total > maximumPKCS12TotalIterations {
+            throw SesameError(
+                .invalidPKCS12,
+                "\(source): its key derivations ask for \(total) iterations together; Sesame computes at most \(maximumPKCS12TotalIterations)"
+            )
+        }
+    }
+
     /// Takes ownership of a `STACK_OF(X509)` and its certificates.
     static func takeStack(_ stack: OpaquePointer?) -> [Certificate] {
         guard let stack else { return [] }
@@ -154,10 +194,14 @@ extension Identity {
     ///   ``SesameError/Code/keyMismatch``; each names the file.
     public static func load(certificateFile: String, keyFile: String, password: String? = nil) throws -> Identity {
         let certificates = try Certificate.certificates(
-            fileBytes: try readFile(certificateFile),
+            fileBytes: try UserFile.read(certificateFile, as: .certificates),
             source: "'\(certificateFile)'"
         )
-        let key = try PrivateKeyLoader.load(pem: try readFile(keyFile), password: password, source: "'\(keyFile)'")
+        let key = try PrivateKeyLoader.load(
+            pem: try UserFile.read(keyFile, as: .privateKey),
+            password: password,
+            source: "'\(keyFile)'"
+        )
         return try Identity(
             certificate: certificates[0],
             intermediates: Array(certificates.dropFirst()),

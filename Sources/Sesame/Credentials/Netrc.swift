@@ -27,9 +27,9 @@ public struct Netrc: Sendable {
     public static func load(_ url: URL) throws -> Netrc? {
         let bytes: [UInt8]?
         do {
-            bytes = try PosixFile.read(url.path)
+            bytes = try UserFile.readIfPresent(url.path, as: .netrc)
         } catch {
-            throw SesameError(.netrcInvalid, error.description)
+            throw SesameError(.netrcInvalid, error.detail)
         }
         guard let bytes else { return nil }
         return try Netrc(parsing: String(decoding: bytes, as: UTF8.self), source: url.path)

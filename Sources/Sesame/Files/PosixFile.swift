@@ -1,29 +1,8 @@
 import Foundation
 
-/// Whole-file reads and durable replacement with plain system calls: no Foundation file readers
-/// (they leak under LeakSanitizer on empty files) and every error keeps its errno.
+/// Durable replacement, private folders and locks with plain system calls: every error keeps its
+/// errno. (Reading is ``UserFile``'s.)
 enum PosixFile {
-    /// The file's bytes, or nil when it does not exist.
-    static func read(_ path: String) throws(PosixFileError) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            if errno == ENOENT { return nil }
-            throw PosixFileError(operation: "open", path: path, code: errno)
-        }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress, $0.count) }
-            if count == 0 { return bytes }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw PosixFileError(operation: "read", path: path, code: errno)
-            }
-            bytes += chunk[0..<count]
-        }
-    }
-
     /// Replaces `path` with `bytes` atomically and durably: a temporary file beside it (mode
     /// `mode`), written and fsynced, renamed over the old one, then the directory fsynced. A crash
     /// at any point leaves either the old file or the new one.

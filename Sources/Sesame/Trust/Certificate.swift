@@ -65,8 +65,29 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
     /// - Throws: ``SesameError/Code/fileUnreadable`` or ``SesameError/Code/invalidCertificate``,
     ///   naming the file.
     public static func load(contentsOf path: String) throws -> [Certificate] {
-        let bytes = try readFile(path)
+        let bytes = try UserFile.read(path, as: .certificates)
         return try certificates(fileBytes: bytes, source: "'\(path)'")
+    }
+
+    /// Loads the certificates of every file in a folder (curl's `--capath`, a hashed CA folder):
+    /// files that hold no certificate, and entries that are not regular files, are skipped and
+    /// named in `skipped`.
+    /// - Throws: ``SesameError/Code/fileUnreadable`` when the folder cannot be read,
+    ///   ``SesameError/Code/fileTooLarge`` past 10,000 files or their size limit together.
+    public static func load(
+        contentsOfFolder path: String
+    ) throws -> (certificates: [Certificate], skipped: [String]) {
+        let folder = try UserFile.readFolder(path, as: .certificates)
+        var certificates: [Certificate] = []
+        var skipped = folder.skipped
+        for file in folder.files {
+            do {
+                certificates += try Self.certificates(fileBytes: file.bytes, source: "'\(path)/\(file.name)'")
+            } catch let error as SesameError {
+                skipped.append(error.detail)
+            }
+        }
+        return (certificates, skipped)
     }
 
     static func certificates(fileBytes bytes: [UInt8], source: String) throws -> [Certificate] {
@@ -260,36 +281,37 @@ enum IPAddressText {
     }
 }
 
-func readFile(_ path: String) throws -> [UInt8] {
-    guard let handle = FileHandle(forReadingAtPath: path) else {
-        let reason = String(cString: strerror(errno))
-        throw SesameError(.fileUnreadable, "'\(path)': \(reason)")
-    }
-    defer { try? handle.close() }
-    do {
-        return [UInt8](try handle.readToEnd() ?? Data())
-    } catch {
-        throw SesameError(.fileUnreadable, "'\(path)': \(error.localizedDescription)")
-    }
-}
-
 func looksLikePEM(_ bytes: [UInt8]) -> Bool {
     let prefix = String(decoding: bytes.prefix(4096), as: UTF8.self)
     return prefix.contains("-----BEGIN ")
 }
 
-/// The labels of every `-----BEGIN X-----` line, in order.
+/// The labels of every `-----BEGIN X-----` line, in order (one pass over the bytes).
 func pemBlockLabels(_ bytes: [UInt8]) -> [String] {
-    let text = String(decoding: bytes, as: UTF8.self)
+    let begin = Array("-----BEGIN ".utf8)
+    let dashes = Array("-----".utf8)
     var labels: [String] = []
-    var rest = text[...]
-    while let begin = rest.range(of: "-----BEGIN ") {
-        let after = rest[begin.upperBound...]
-        guard let end = after.range(of: "-----") else { break }
-        labels.append(String(after[..<end.lowerBound]))
-        rest = after[end.upperBound...]
+    var index = 0
+    while let start = firstIndex(of: begin, in: bytes, from: index) {
+        let labelStart = start + begin.count
+        guard let end = firstIndex(of: dashes, in: bytes, from: labelStart) else { break }
+        labels.append(String(decoding: bytes[labelStart..<end], as: UTF8.self))
+        index = end + dashes.count
     }
     return labels
+}
+
+/// Where `pattern` (which starts with a byte that does not repeat in it) first occurs in `bytes`
+/// at or after `start`: linear in the bytes looked at.
+private func firstIndex(of pattern: [UInt8], in bytes: [UInt8], from start: Int) -> Int? {
+    var index = start
+    let last = bytes.count - pattern.count
+    while index <= last {
+        guard let first = bytes[index...last].firstIndex(of: pattern[0]) else { return nil }
+        if bytes[first..<(first + pattern.count)].elementsEqual(pattern) { return first }
+        index = first + 1
+    }
+    return nil
 }
 
 func pemEncode(_ der: Data, label: String) -> String {

@@ -36,9 +36,7 @@ public struct CertificateRevocationList: Sendable, Hashable {
 
     /// Loads a CRL file (DER or PEM), naming it in errors.
     public static func load(contentsOf path: String) throws -> CertificateRevocationList {
-        guard let bytes = try? PosixFile.read(path) else {
-            throw SesameError(.fileUnreadable, "'\(path)': cannot be read")
-        }
+        let bytes = try UserFile.read(path, as: .revocationLists)
         return try CertificateRevocationList(Data(bytes), source: "'\(path)'")
     }
 

@@ -56,11 +56,13 @@ enum FetchBody {
                 throw Arguments.UsageError(description: "-F \(name): \(error)")
             }
         } else if content.hasPrefix("<") {
-            let path = String(content.dropFirst())
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw Arguments.UsageError(description: "-F \(name): cannot read '\(path)'")
+            let bytes: [UInt8]
+            do {
+                bytes = try UserFile.read(String(content.dropFirst()), as: .requestData)
+            } catch {
+                throw Arguments.UsageError(description: "-F \(name): \(error.detail)")
             }
-            form.append(data, name: name, fileName: nil, mimeType: nil)
+            form.append(Data(bytes), name: name, fileName: nil, mimeType: nil)
         } else {
             form.append(content, name: name)
         }

@@ -13,7 +13,11 @@ enum FetchCommand {
         }
         let plan: FetchPlan
         do {
-            plan = try FetchPlan.make(options)
+            let started = ContinuousClock.now
+            let identity = try await FetchConnectionOptions.identity(options, within: options.maximumTime)
+            var remaining = options
+            remaining.maximumTime = options.maximumTime.map { $0 - (ContinuousClock.now - started) }
+            plan = try FetchPlan.make(remaining, identity: identity)
         } catch {
             // Setting up reads files (certificates, keys, cookie and credential stores): their
             // errors are the user's input, never the server's.

@@ -24,10 +24,40 @@ enum FetchConnectionOptions {
             return try Identity.load(certificateFile: file, keyFile: options.keyFile ?? file, password: password)
         } catch let error as SesameError {
             var hint = ""
-            if type == "PEM", let data = FileManager.default.contents(atPath: file), data.first != UInt8(ascii: "-") {
+            if type == "PEM", error.code == .invalidCertificate, let bytes = try? UserFile.read(file, as: .pkcs12),
+                bytes.first != UInt8(ascii: "-")
+            {
                 hint = " (is it PKCS#12? add --cert-type P12)"
             }
             throw IdentityError(description: "client certificate: \(error)\(hint)")
+        }
+    }
+
+    /// ``identity(_:)`` within `limit` (curl's `-m`, which counts everything the transfer does):
+    /// the file is read and decrypted on a thread of its own, and a load still going at the
+    /// deadline fails the fetch (the thread ends with the process).
+    static func identity(_ options: FetchOptions, within limit: Duration?) async throws -> Identity? {
+        guard options.clientCertificate != nil else { return nil }
+        guard let limit else { return try identity(options) }
+        let outcome = LockedValue<Result<Identity?, any Error>?>(nil)
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Identity?, any Error>) in
+            let finish: @Sendable (Result<Identity?, any Error>) -> Void = { result in
+                let first = outcome.withLock { stored -> Bool in
+                    guard stored == nil else { return false }
+                    stored = result
+                    return true
+                }
+                if first { continuation.resume(with: result) }
+            }
+            Thread.detachNewThread { finish(Result { try identity(options) }) }
+            let milliseconds = Int(
+                limit.components.seconds * 1000 + limit.components.attoseconds / 1_000_000_000_000_000
+            )
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) {
+                finish(
+                    .failure(IdentityError(description: "client certificate: still loading when -m's \(limit) ran out"))
+                )
+            }
         }
     }
 

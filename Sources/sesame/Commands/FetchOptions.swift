@@ -239,18 +239,19 @@ struct FetchOptions {
     /// `@file` reads a file (for -d, without CR and LF, as curl does); anything else is the data itself.
     private static func dataArgument(_ value: String, binary: Bool) throws -> [UInt8] {
         guard value.hasPrefix("@") else { return Array(value.utf8) }
-        let path = String(value.dropFirst())
-        let contents: Data?
-        if path == "-" {
-            contents = FileHandle.standardInput.readDataToEndOfFile()
-        } else {
-            contents = FileManager.default.contents(atPath: path)
-        }
-        guard let contents else {
-            throw Arguments.UsageError(description: "cannot read data file '\(path)'")
-        }
-        let bytes = [UInt8](contents)
+        let bytes = try dataFile(String(value.dropFirst()))
         return binary ? bytes : bytes.filter { $0 != 0x0D && $0 != 0x0A }
+    }
+
+    /// A data file (`-` is standard input), as ``UserFile`` reads files: regular files only,
+    /// within curl's limit for files read whole.
+    static func dataFile(_ path: String) throws -> [UInt8] {
+        do {
+            return path == "-"
+                ? try UserFile.readStandardInput(as: .requestData) : try UserFile.read(path, as: .requestData)
+        } catch {
+            throw Arguments.UsageError(description: "cannot read data file: \(error.detail)")
+        }
     }
 
     private static func integer(_ value: String, _ name: String) throws -> Int {
@@ -293,11 +294,7 @@ enum DataPiece {
         } else if let at {
             name = String(argument[..<at])
             let path = String(argument[argument.index(after: at)...])
-            guard
-                let data = path == "-"
-                    ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: path)
-            else { throw Arguments.UsageError(description: "cannot read data file '\(path)'") }
-            content = String(decoding: data, as: UTF8.self)
+            content = String(decoding: try FetchOptions.dataFile(path), as: UTF8.self)
         } else {
             content = argument
         }

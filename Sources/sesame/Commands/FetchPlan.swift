@@ -12,7 +12,7 @@ struct FetchPlan {
     let authentication: FetchAuthentication
     let cookies: FetchCookies
 
-    static func make(_ options: FetchOptions) throws -> FetchPlan {
+    static func make(_ options: FetchOptions, identity: Identity? = nil) throws -> FetchPlan {
         let cookies = try FetchCookies(options: options)
         let authentication = try FetchAuthentication(options: options)
         var request = try authentication.offering(to: try FetchBody.request(options))
@@ -20,7 +20,7 @@ struct FetchPlan {
             request.headers.add(name: "Cookie", value: literal)
         }
         var configuration = try FetchTrust.configuration(options)
-        if let identity = try FetchConnectionOptions.identity(options) {
+        if let identity {
             configuration.clientIdentities = ["*": identity]
         }
         (configuration.proxy, configuration.proxyAuthenticationMethods) = try FetchConnectionOptions.proxy(options)

@@ -78,19 +78,14 @@ enum FetchTrust {
         )
     }
 
+    /// The certificates of a CA folder. Hashed folders hold links and other files too: what is
+    /// not a regular file, or holds no certificate, is left out (FIFOs and devices among them).
     private static func certificates(inDirectory path: String) throws -> [Certificate] {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: path) else {
-            throw CommandError("--capath '\(path)': not a readable directory")
+        let (certificates, skipped) = try Certificate.load(contentsOfFolder: path)
+        guard !certificates.isEmpty else {
+            let why = skipped.isEmpty ? "" : " (skipped: \(skipped.prefix(3).joined(separator: "; ")))"
+            throw CommandError("--capath '\(path)': no certificates found\(why)")
         }
-        var result: [Certificate] = []
-        for name in names.sorted() {
-            let file = (path as NSString).appendingPathComponent(name)
-            // Hashed directories hold links and non-certificates too; take what parses.
-            if let certificates = try? Certificate.load(contentsOf: file) { result += certificates }
-        }
-        guard !result.isEmpty else {
-            throw CommandError("--capath '\(path)': no certificates found")
-        }
-        return result
+        return certificates
     }
 }

@@ -100,12 +100,7 @@ enum TrustCommand {
             + (values["--intermediates"] ?? []).flatMap { try Certificate.load(contentsOf: $0) }
         let anchors = try anchorFiles.flatMap { try Certificate.load(contentsOf: $0) }
         let crls = try (values["--crl"] ?? []).map { try CertificateRevocationList.load(contentsOf: $0) }
-        let ocspResponses = try (values["--ocsp"] ?? []).map { path in
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw CommandError("cannot read the OCSP response file '\(path)'")
-            }
-            return data
-        }
+        let ocspResponses = try (values["--ocsp"] ?? []).map { Data(try UserFile.read($0, as: .ocspResponse)) }
         var date: Date?
         if let text = values["--at"]?.first {
             do {

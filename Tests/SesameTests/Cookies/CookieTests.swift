@@ -144,13 +144,76 @@ import Testing
         #expect(Punycode.asciiDomain("公司.cn") == "xn--55qx5d.cn")
         #expect(Punycode.asciiDomain("Bücher.Example") == "xn--bcher-kva.example")  // RFC 3492's sample
         #expect(Punycode.asciiDomain("例え.テスト") == "xn--r8jz45g.xn--zckzah")
-        #expect(PublicSuffixList.isPublicSuffix("xn--55qx5d.cn"))
-        #expect(PublicSuffixList.isPublicSuffix("公司.cn"))
-        #expect(!PublicSuffixList.isPublicSuffix("example.xn--55qx5d.cn"))
+        #expect(PublicSuffixList.isPublicSuffix("xn--55qx5d.cn", in: .all))
+        #expect(PublicSuffixList.isPublicSuffix("公司.cn", in: .icann))
+        #expect(!PublicSuffixList.isPublicSuffix("example.xn--55qx5d.cn", in: .all))
         let site = URL(string: "https://shop.xn--55qx5d.cn/")!  // safe: literal
         #expect(cookie("a=1; Domain=xn--55qx5d.cn", for: site) == nil)
         #expect(cookie("a=1; Domain=公司.cn", for: site) == nil)
         #expect(cookie("a=1; Domain=shop.xn--55qx5d.cn", for: site)?.isHostOnly == false)
+    }
+
+    /// The list's two sections are kept apart: cookie scope consults both (a `github.io` cookie
+    /// would go to every GitHub Pages site), wildcard certificates the ICANN section only (BR
+    /// §3.2.2.6: `*.s3.amazonaws.com` is what Amazon's own certificate names).
+    @Test func thePrivateSectionCountsForCookiesAndNotForWildcards() {
+        #expect(PublicSuffixList.isPublicSuffix("github.io", in: .all))
+        #expect(!PublicSuffixList.isPublicSuffix("github.io", in: .icann))
+        #expect(PublicSuffixList.isPublicSuffix("s3.amazonaws.com", in: .all))
+        #expect(!PublicSuffixList.isPublicSuffix("s3.amazonaws.com", in: .icann))
+        #expect(PublicSuffixList.isPublicSuffix("co.uk", in: .icann))
+        #expect(!PublicSuffixList.isPublicSuffix("example.co.uk", in: .all))
+        // Sections parsed from text: a PRIVATE rule never decides an ICANN question.
+        let rules = PublicSuffixList.parse(
+            Array(
+                "// ===BEGIN ICANN DOMAINS===\nuk\nco.uk\n*.ck\n!www.ck\n// ===END ICANN DOMAINS===\n// ===BEGIN PRIVATE DOMAINS===\nblogspot.co.uk\n// ===END PRIVATE DOMAINS===\n"
+                    .utf8
+            )
+        )
+        #expect(rules.icann.contains("co.uk") && !rules.icann.contains("blogspot.co.uk"))
+        #expect(rules.private.contains("blogspot.co.uk") && !rules.private.contains("co.uk"))
+        #expect(rules.icann.contains("anything.ck") && !rules.icann.contains("www.ck"))
+    }
+
+    /// Cookies set through an API pass the rules `Set-Cookie` passes: nothing reaches the store
+    /// that would go to sites that did not set it.
+    @Test(arguments: [
+        ("com", false, "public suffix"), ("co.uk", false, "public suffix"), ("xn--55qx5d.cn", false, "public suffix"),
+        ("公司.cn", false, "public suffix"), ("github.io", false, "public suffix"), ("127.0.0.1", false, "IP address"),
+        ("", true, "not a host name"),
+    ])
+    func aCookieTheRulesRefuseIsNotStored(domain: String, hostOnly: Bool, says: String) {
+        let store = CookieStore()
+        let cookie = Cookie(name: "leak", value: "1", domain: domain, isHostOnly: hostOnly)
+        #expect(store.refusal(of: cookie)?.contains(says) == true, "\(String(describing: store.refusal(of: cookie)))")
+        #expect(!store.set(cookie))
+        #expect(store.allCookies.isEmpty)
+        #expect(store.cookies(for: URL(string: "https://victim.github.io/")!).isEmpty)  // safe: literal
+    }
+
+    @Test func aCookieSetForAPageMustBelongToItsHost() {
+        let store = CookieStore()
+        let page = URL(string: "http://www.example.test/")!  // safe: literal
+        #expect(!store.set(Cookie(name: "a", value: "1", domain: "other.test", isHostOnly: false), from: page))
+        #expect(!store.set(Cookie(name: "b", value: "1", domain: "example.test", isSecure: true), from: page))
+        #expect(store.set(Cookie(name: "c", value: "1", domain: "example.test", isHostOnly: false), from: page))
+        #expect(store.set(Cookie(name: "d", value: "1", domain: "WWW.Example.TEST"), from: page))
+        #expect(store.cookies(for: page).map(\.name).sorted() == ["c", "d"])
+        #expect(!store.set(Cookie(name: "e\u{7}", value: "1", domain: "example.test")), "a control character")
+        #expect(!store.set(Cookie(name: "f", value: String(repeating: "x", count: 5_000), domain: "example.test")))
+    }
+
+    @Test func aCookieFileCannotPlantAPublicSuffixCookie() {
+        let (cookies, problems) = CookieStore.parseNetscape(
+            ".github.io\tTRUE\t/\tFALSE\t0\tleak\t1\nsite.github.io\tFALSE\t/\tFALSE\t0\tkept\t1\n",
+            source: "jar"
+        )
+        #expect(cookies.map(\.name) == ["kept"])
+        #expect(
+            problems.map(\.description) == [
+                "jar:1: refused: its domain 'github.io' is a public suffix: it would go to every site under it"
+            ]
+        )
     }
 
     @Test func aLargeCookieFileLoadsInOnePass() throws {
