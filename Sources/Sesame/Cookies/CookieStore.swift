@@ -56,8 +56,10 @@ public final class CookieStore: Sendable {
     /// cookie removes its namesake. The store's rules apply as they do to `Set-Cookie`: a cookie
     /// they refuse (a domain cookie for a public suffix, one `url` may not set, ...) is not
     /// stored.
-    /// - Parameter url: the page setting it, when there is one: the cookie must belong to its
-    ///   host, and may be Secure only over https.
+    /// - Parameters:
+    ///   - cookie: the cookie to store.
+    ///   - url: the page setting it, when there is one: the cookie must belong to its host, and
+    ///     may be Secure only over https.
     /// - Returns: false when the cookie was refused (``refusal(of:from:)`` says why).
     @discardableResult
     public func set(_ cookie: Cookie, from url: URL? = nil) -> Bool {

@@ -32,7 +32,7 @@ extension CookieStore {
 
     /// Writes every cookie (session cookies too, with expiry 0) as a Netscape cookie file,
     /// replacing `url` atomically, readable by its owner only. A cookie with a tab or another
-    /// control character in a field (which only ``set(_:)`` can store) is left out: written, it
+    /// control character in a field (which only ``set(_:from:)`` can store) is left out: written, it
     /// would break the file's format.
     public func save(netscapeFile url: URL) throws {
         var lines = [
