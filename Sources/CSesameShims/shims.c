@@ -1,4 +1,5 @@
 #define _GNU_SOURCE
+#include <limits.h>
 #include "CSesameShims.h"
 
 #include <openssl/crypto.h>
@@ -377,6 +378,20 @@ int CSesameShims_name_constraints_excluded_dns(const NAME_CONSTRAINTS *constrain
     return length;
 }
 
+int CSesameShims_name_constraints_dns(const NAME_CONSTRAINTS *constraints, int permitted, int index, char *buffer,
+                                      int capacity) {
+    STACK_OF(GENERAL_SUBTREE) *subtrees = permitted ? constraints->permittedSubtrees : constraints->excludedSubtrees;
+    if (subtrees == NULL || index < 0 || index >= sk_GENERAL_SUBTREE_num(subtrees) || capacity <= 0) return -1;
+    GENERAL_SUBTREE *subtree = sk_GENERAL_SUBTREE_value(subtrees, index);
+    if (subtree->base == NULL || subtree->base->type != GEN_DNS) return -1;
+    const ASN1_STRING *name = subtree->base->d.dNSName;
+    int length = ASN1_STRING_length(name);
+    int copied = length >= capacity ? capacity - 1 : length;
+    memcpy(buffer, ASN1_STRING_get0_data(name), (size_t)copied);
+    buffer[copied] = 0;
+    return length;
+}
+
 // MARK: - Authority key identifier and information access
 
 int CSesameShims_authority_key_id(const X509 *x509, int *has_key_id, int *has_issuer, int *has_serial) {
@@ -418,34 +433,102 @@ int CSesameShims_information_access(const X509 *x509) {
     return 1;
 }
 
-int CSesameShims_policy_constraints(const X509 *x509, int *has_require_explicit, int *has_inhibit_mapping) {
+/// A skip count: -1 absent, -2 too large or negative.
+static long skip_count(const ASN1_INTEGER *value) {
+    if (value == NULL) return -1;
+    int64_t result = 0;
+    if (ASN1_INTEGER_get_int64(&result, value) != 1 || result < 0 || result > LONG_MAX) return -2;
+    return (long)result;
+}
+
+int CSesameShims_policy_constraints(const X509 *x509, long *require_explicit, long *inhibit_mapping) {
     int crit = -1;
     POLICY_CONSTRAINTS *pc = X509_get_ext_d2i(x509, NID_policy_constraints, &crit, NULL);
     if (pc == NULL) return crit == -1 ? -1 : 0;
-    *has_require_explicit = pc->requireExplicitPolicy != NULL;
-    *has_inhibit_mapping = pc->inhibitPolicyMapping != NULL;
+    *require_explicit = skip_count(pc->requireExplicitPolicy);
+    *inhibit_mapping = skip_count(pc->inhibitPolicyMapping);
     POLICY_CONSTRAINTS_free(pc);
     return 1;
 }
 
-int CSesameShims_certificate_policies(const X509 *x509, int *count, int *duplicates) {
+int CSesameShims_inhibit_any_policy(const X509 *x509, long *skip) {
     int crit = -1;
-    CERTIFICATEPOLICIES *policies = X509_get_ext_d2i(x509, NID_certificate_policies, &crit, NULL);
-    if (policies == NULL) return crit == -1 ? -1 : 0;
-    int n = sk_POLICYINFO_num(policies);
-    *count = n;
-    *duplicates = 0;
-    for (int i = 0; i < n && !*duplicates; i++) {
-        const ASN1_OBJECT *a = sk_POLICYINFO_value(policies, i)->policyid;
-        for (int j = i + 1; j < n; j++) {
-            if (OBJ_cmp(a, sk_POLICYINFO_value(policies, j)->policyid) == 0) {
-                *duplicates = 1;
-                break;
-            }
+    ASN1_INTEGER *value = X509_get_ext_d2i(x509, NID_inhibit_any_policy, &crit, NULL);
+    if (value == NULL) return crit == -1 ? -1 : 0;
+    *skip = skip_count(value);
+    ASN1_INTEGER_free(value);
+    return 1;
+}
+
+/// Writes `object` as a dotted OID to `bio`.
+static void write_oid(BIO *bio, const ASN1_OBJECT *object) {
+    char text[128];
+    int length = OBJ_obj2txt(text, sizeof text, object, 1);
+    if (length > 0 && length < (int)sizeof text) BIO_write(bio, text, length);
+    else BIO_write(bio, "?", 1);
+}
+
+/// The text `bio` holds, as a NUL-terminated string for OPENSSL_free.
+static char *bio_text(BIO *bio) {
+    char *data = NULL;
+    long length = BIO_get_mem_data(bio, &data);
+    char *result = OPENSSL_malloc((size_t)length + 1);
+    if (result != NULL) {
+        if (length > 0) memcpy(result, data, (size_t)length);
+        result[length] = 0;
+    }
+    BIO_free(bio);
+    return result;
+}
+
+char *CSesameShims_extended_key_usage_text(const X509 *x509, int limit, int *count, int *critical) {
+    *critical = -1;
+    EXTENDED_KEY_USAGE *usages = X509_get_ext_d2i(x509, NID_ext_key_usage, critical, NULL);
+    if (usages == NULL) return NULL;
+    BIO *bio = BIO_new(BIO_s_mem());
+    *count = sk_ASN1_OBJECT_num(usages);
+    for (int i = 0; bio != NULL && i < *count && i < limit; i++) {
+        write_oid(bio, sk_ASN1_OBJECT_value(usages, i));
+        BIO_write(bio, "\n", 1);
+    }
+    sk_ASN1_OBJECT_pop_free(usages, ASN1_OBJECT_free);
+    return bio == NULL ? NULL : bio_text(bio);
+}
+
+char *CSesameShims_certificate_policies_text(const X509 *x509, int limit, int *count, int *critical) {
+    *critical = -1;
+    CERTIFICATEPOLICIES *policies = X509_get_ext_d2i(x509, NID_certificate_policies, critical, NULL);
+    if (policies == NULL) return NULL;
+    BIO *bio = BIO_new(BIO_s_mem());
+    *count = sk_POLICYINFO_num(policies);
+    for (int i = 0; bio != NULL && i < *count && i < limit; i++) {
+        const POLICYINFO *policy = sk_POLICYINFO_value(policies, i);
+        write_oid(bio, policy->policyid);
+        for (int q = 0; q < sk_POLICYQUALINFO_num(policy->qualifiers) && q < limit; q++) {
+            BIO_write(bio, " ", 1);
+            write_oid(bio, sk_POLICYQUALINFO_value(policy->qualifiers, q)->pqualid);
         }
+        BIO_write(bio, "\n", 1);
     }
     CERTIFICATEPOLICIES_free(policies);
-    return 1;
+    return bio == NULL ? NULL : bio_text(bio);
+}
+
+char *CSesameShims_policy_mappings_text(const X509 *x509, int limit, int *count, int *critical) {
+    *critical = -1;
+    POLICY_MAPPINGS *mappings = X509_get_ext_d2i(x509, NID_policy_mappings, critical, NULL);
+    if (mappings == NULL) return NULL;
+    BIO *bio = BIO_new(BIO_s_mem());
+    *count = sk_POLICY_MAPPING_num(mappings);
+    for (int i = 0; bio != NULL && i < *count && i < limit; i++) {
+        const POLICY_MAPPING *mapping = sk_POLICY_MAPPING_value(mappings, i);
+        write_oid(bio, mapping->issuerDomainPolicy);
+        BIO_write(bio, " ", 1);
+        write_oid(bio, mapping->subjectDomainPolicy);
+        BIO_write(bio, "\n", 1);
+    }
+    sk_POLICY_MAPPING_pop_free(mappings, POLICY_MAPPING_free);
+    return bio == NULL ? NULL : bio_text(bio);
 }
 
 int CSesameShims_crl_distribution_points(const X509 *x509, int *count, int *incomplete) {

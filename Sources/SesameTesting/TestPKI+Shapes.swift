@@ -30,12 +30,19 @@ extension TestPKI {
         public var notAfter: Date
         /// Writes both times as GeneralizedTime, whatever the year.
         public var generalizedTime = false
+        /// The hash the issuer signs with.
+        public var signatureDigest: SignatureDigest = .sha256
 
         public init(subject: String, notBefore: Date, notAfter: Date) {
             self.subject = subject
             self.notBefore = notBefore
             self.notAfter = notAfter
         }
+    }
+
+    /// The hash a certificate's signature is made with.
+    public enum SignatureDigest: Sendable {
+        case sha1, sha256, sha384, sha512
     }
 
     /// A root CA's shape: cA=TRUE and keyCertSign, both critical.
@@ -119,7 +126,14 @@ extension TestPKI {
             X509_EXTENSION_free(ext)
         }
         let signer = issuer?.key ?? key
-        guard X509_sign(x509, signer.pointer, EVP_sha256()) > 0 else { throw TestingError("X509_sign") }
+        let digest: OpaquePointer?
+        switch shape.signatureDigest {
+        case .sha1: digest = EVP_sha1()
+        case .sha256: digest = EVP_sha256()
+        case .sha384: digest = EVP_sha384()
+        case .sha512: digest = EVP_sha512()
+        }
+        guard X509_sign(x509, signer.pointer, digest) > 0 else { throw TestingError("X509_sign") }
         let intermediates = issuer.map { ([$0] + $0.issuerChain).filter { !$0.isRoot } } ?? []
         return try TestIssuedCertificate(
             x509: owned,

@@ -70,7 +70,8 @@ public final class TestPKI: Sendable {
 
     /// A server leaf issued by ``intermediate``.
     /// - Parameters:
-    ///   - commonName: the subject CN.
+    ///   - commonName: the subject CN when it is one of the SANs (as the Baseline Requirements
+    ///     want); otherwise it names the leaf in the subject's OU.
     ///   - dnsNames: DNS subject alternative names.
     ///   - ipAddresses: IP subject alternative names (IPv4 or IPv6 text).
     ///   - key: the key type.
@@ -86,8 +87,10 @@ public final class TestPKI: Sendable {
         validUntil: Date? = nil,
         mustStaple: Bool = false
     ) throws -> TestIssuedCertificate {
-        try Self.issue(
-            subject: "CN=\(commonName),O=Sesame Test",
+        // A common name is a copy of a SAN (BR §7.1.4.3); another label goes in the OU.
+        let isCopy = dnsNames.contains(commonName) || ipAddresses.contains(commonName)
+        return try Self.issue(
+            subject: isCopy ? "CN=\(commonName),O=Sesame Test" : "OU=\(commonName),O=Sesame Test",
             key: key,
             issuer: intermediate,
             profile: .serverLeaf(dnsNames: dnsNames, ipAddresses: ipAddresses),
@@ -155,7 +158,10 @@ public final class TestPKI: Sendable {
     /// The key algorithms the PKI can generate.
     public enum KeyType: Sendable {
         case ecdsaP256
+        case ecdsaP384
         case rsa2048
+        /// As many public roots use (slow to generate: about a second).
+        case rsa4096
         /// Weak keys the web PKI refuses, for tests of that rule.
         case ecdsaP224
         case rsa1024
@@ -190,8 +196,12 @@ public final class TestPKI: Sendable {
                 ("basicConstraints", "critical,CA:TRUE,pathlen:0"), ("keyUsage", "critical,keyCertSign,cRLSign"),
             ]
         case .serverLeaf(let dnsNames, let ipAddresses):
+            // The Baseline Requirements' key usages by key type (§7.1.2.7.11): an EC key only signs.
+            let usage =
+                [.ecdsaP256, .ecdsaP224, .ecdsaP384].contains(keyType)
+                ? "digitalSignature" : "digitalSignature,keyEncipherment"
             shape.extensions = [
-                ("basicConstraints", "critical,CA:FALSE"), ("keyUsage", "critical,digitalSignature,keyEncipherment"),
+                ("basicConstraints", "critical,CA:FALSE"), ("keyUsage", "critical,\(usage)"),
                 ("extendedKeyUsage", "serverAuth"),
             ]
             let sans = dnsNames.map { "DNS:\($0)" } + ipAddresses.map { "IP:\($0)" }
@@ -212,14 +222,16 @@ public final class TestPKI: Sendable {
     }
 
     static func generateKey(_ type: KeyType) throws -> OwnedKey {
-        let algorithm = type == .rsa2048 || type == .rsa1024 ? "RSA" : "EC"
+        let algorithm = [.rsa2048, .rsa1024, .rsa4096].contains(type) ? "RSA" : "EC"
         guard let context = EVP_PKEY_CTX_new_from_name(nil, algorithm, nil) else { throw TestingError("key context") }
         defer { EVP_PKEY_CTX_free(context) }
         guard EVP_PKEY_keygen_init(context) == 1 else { throw TestingError("keygen init") }
         switch type {
         case .ecdsaP256: EVP_PKEY_CTX_set_group_name(context, "P-256")
         case .ecdsaP224: EVP_PKEY_CTX_set_group_name(context, "P-224")
+        case .ecdsaP384: EVP_PKEY_CTX_set_group_name(context, "P-384")
         case .rsa2048: EVP_PKEY_CTX_set_rsa_keygen_bits(context, 2048)
+        case .rsa4096: EVP_PKEY_CTX_set_rsa_keygen_bits(context, 4096)
         case .rsa1024: EVP_PKEY_CTX_set_rsa_keygen_bits(context, 1024)
         }
         var key: OpaquePointer? = nil

@@ -141,6 +141,10 @@ NAME_CONSTRAINTS *_Nullable CSesameShims_name_constraints(const X509 *x509, int 
 void CSesameShims_name_constraints_counts(const NAME_CONSTRAINTS *constraints, int *permitted, int *excluded);
 /// The DNS name of excluded subtree `index` into `buffer`; its length, or -1 when not a DNS name.
 int CSesameShims_name_constraints_excluded_dns(const NAME_CONSTRAINTS *constraints, int index, char *buffer, int capacity);
+/// The DNS name of subtree `index` of the permitted (`permitted` 1) or excluded subtrees into
+/// `buffer` (truncated to `capacity` - 1 bytes); its whole length, or -1 when not a DNS name.
+int CSesameShims_name_constraints_dns(const NAME_CONSTRAINTS *constraints, int permitted, int index, char *buffer,
+                                      int capacity);
 /// Authority key identifier parts: -1 absent, 0 malformed, 1 present.
 int CSesameShims_authority_key_id(const X509 *x509, int *has_key_id, int *has_issuer, int *has_serial);
 /// Whether the authority key identifier's issuer and serial (those present) name the certificate
@@ -149,10 +153,22 @@ int CSesameShims_authority_key_id_names_self(const X509 *x509);
 /// Authority information access: -1 absent, 0 malformed, 1 well-formed.
 int CSesameShims_information_access(const X509 *x509);
 
-/// Policy constraints: -1 absent, 0 malformed, 1 present (which of the two fields are given).
-int CSesameShims_policy_constraints(const X509 *x509, int *has_require_explicit, int *has_inhibit_mapping);
-/// Certificate policies: -1 absent, 0 malformed, 1 present (`duplicates` set when an OID repeats).
-int CSesameShims_certificate_policies(const X509 *x509, int *count, int *duplicates);
+/// Policy constraints: -1 absent, 0 malformed, 1 present, with each field's skip count (-1 when
+/// the field is absent, -2 when it does not fit a long).
+int CSesameShims_policy_constraints(const X509 *x509, long *require_explicit, long *inhibit_mapping);
+/// inhibitAnyPolicy: -1 absent, 0 malformed, 1 present with its skip count (-2: too large).
+int CSesameShims_inhibit_any_policy(const X509 *x509, long *skip);
+
+// The extensions below are returned as text, one entry a line, dotted OIDs (free with
+// OPENSSL_free): NULL with `*critical` -1 when the extension is absent, NULL with `*critical` 0 or
+// 1 when it is malformed; otherwise `*critical` says whether it is marked critical. At most
+// `limit` entries are written; `*count` is how many there are.
+/// extendedKeyUsage: one purpose OID a line.
+char *_Nullable CSesameShims_extended_key_usage_text(const X509 *x509, int limit, int *count, int *critical);
+/// certificatePolicies: a line per policy, its OID, then its qualifiers' OIDs after spaces.
+char *_Nullable CSesameShims_certificate_policies_text(const X509 *x509, int limit, int *count, int *critical);
+/// policyMappings: a line per mapping, "issuerDomainPolicy subjectDomainPolicy".
+char *_Nullable CSesameShims_policy_mappings_text(const X509 *x509, int limit, int *count, int *critical);
 /// CRL distribution points: -1 absent, 0 malformed, 1 present (`incomplete` counts points with
 /// neither a distribution point name nor a CRL issuer).
 int CSesameShims_crl_distribution_points(const X509 *x509, int *count, int *incomplete);

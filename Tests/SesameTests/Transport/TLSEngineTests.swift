@@ -323,7 +323,7 @@ import Testing
             return
         }
         #expect(
-            inner.connectionInfo(remoteAddress: "tunnel").peerChain.first?.subject.description.contains("CN=origin")
+            inner.connectionInfo(remoteAddress: "tunnel").peerChain.first?.subject.description.contains("OU=origin")
                 == true
         )
         try inner.write(Array("through the tunnel".utf8))

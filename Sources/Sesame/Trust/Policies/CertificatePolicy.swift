@@ -41,6 +41,12 @@ struct PathCertificate {
         self.extensions = extensions
     }
 
+    /// extendedKeyUsage's purposes, decoded.
+    var extendedKeyUsage: DecodedExtension<[String]> { CertificateExtensions.extendedKeyUsage(x509) }
+
+    /// certificatePolicies, decoded.
+    var certificatePolicies: DecodedExtension<[PolicyInformation]> { CertificateExtensions.certificatePolicies(x509) }
+
     /// The extension with `nid`: whether it is present and whether it is critical.
     func `extension`(_ nid: Int32) -> (present: Bool, critical: Bool) {
         guard let critical = extensions[nid] else { return (false, false) }
@@ -67,6 +73,7 @@ enum ServerProfile {
         ValidityEncodingPolicy(),
         SubjectNamePolicy(),
         PublicKeyPolicy(),
+        SignatureAlgorithmPolicy(),
         KeyIdentifierPolicy(),
         BasicConstraintsPolicy(),
         KeyUsagePolicy(),

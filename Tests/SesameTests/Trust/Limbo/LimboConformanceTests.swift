@@ -43,6 +43,12 @@ import Testing
     static let knownDivergences: [String: String] = [
         "rfc5280::ca-as-leaf":
             "conflicts with webpki::ca-as-leaf (a CA certificate as a server's leaf); the server profile follows the CA/Browser Forum (BR §7.1.2.7.8) where it and RFC 5280 disagree",
+        "rfc5280::eku::ee-without-eku":
+            "conflicts with webpki::eku::ee-without-eku: the server profile requires the extended key usage, as BR §7.1.2.7.10 and Apple's platforms do",
+        "rfc5280::nc::permitted-dns-match-noncritical":
+            "conflicts with webpki::nc::permitted-dns-match-noncritical: the Forum allows name constraints that are not critical (BR §7.1.2.5.2), and every verifier applies them either way",
+        "webpki::cn::not-in-san":
+            "conflicts with x509-limbo's own valid leaves, which carry CN=example.com beside unrelated SANs (rfc5280::nc::permitted-ipv4-match, webpki::san::exact-localhost-ip-san); names are matched against SANs only and no browser checks BR §7.1.4.3, so only a common name that respells a SAN is refused",
         "webpki::san::public-suffix-private-namespace-wildcard-san":
             "`*.s3.amazonaws.com` covers a suffix of the Public Suffix List's PRIVATE section; BR §3.2.2.6 tells CAs to consult the ICANN section only, browsers check wildcards against it alone, and Amazon's own S3 certificate names exactly this wildcard (x509-limbo's online::s3.amazonaws.com), so refusing it would refuse a real site",
     ]
@@ -76,8 +82,11 @@ import Testing
     /// About 1,300 evaluations: seconds of processor time (tens under the sanitizers). The loop
     /// yields after each case so that it never holds one of the few concurrency threads for long;
     /// the tests running beside it talk to servers that give up on a client stalled for seconds.
+    /// `SESAME_LIMBO_FILE` names another file of limbo cases (the other half of the suite, cases
+    /// of one's own) to run instead; the known lists then apply to it as to the file here.
     @Test func serverCases() async throws {
-        let data = try Data(contentsOf: Self.folder.appendingPathComponent("limbo.json"))
+        let file = ProcessInfo.processInfo.environment["SESAME_LIMBO_FILE"].map(URL.init(fileURLWithPath:))
+        let data = try Data(contentsOf: file ?? Self.folder.appendingPathComponent("limbo.json"))
         let suite = try JSONDecoder().decode(Suite.self, from: data)
         var counts: [Outcome: Int] = [:]
         var wronglyAccepted: [String] = []
@@ -111,6 +120,7 @@ import Testing
         #expect(unexpected.isEmpty, "newly accepted though they must be rejected: \(unexpected.sorted())")
         let unexplained = disagreements.subtracting(Self.knownDivergences.keys)
         #expect(unexplained.isEmpty, "disagreements that are not known divergences: \(unexplained.sorted())")
-        #expect(counts[.agree, default: 0] >= total - Self.knownDivergences.count)
+        let divergencesHere = Self.knownDivergences.keys.filter { id in suite.testcases.contains { $0.id == id } }
+        #expect(counts[.agree, default: 0] >= total - divergencesHere.count)
     }
 }

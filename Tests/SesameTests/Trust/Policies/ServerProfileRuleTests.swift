@@ -46,6 +46,16 @@ func raw(
 @Suite struct ServerProfileRuleTests {
     /// PolicyInformation for the Baseline Requirements' domain-validated policy, 2.23.140.1.2.1.
     static let policy: [UInt8] = [0x30, 0x08, 0x06, 0x06, 0x67, 0x81, 0x0C, 0x01, 0x02, 0x01]
+    /// certificatePolicies: 2.23.140.1.2.1 with a qualifier 1.3.6.1.4.1.55738.1 (UTF8String "x").
+    static let policyWithUnknownQualifier: [UInt8] = [
+        0x30, 0x1C, 0x30, 0x1A, 0x06, 0x06, 0x67, 0x81, 0x0C, 0x01, 0x02, 0x01, 0x30, 0x10, 0x30, 0x0E, 0x06, 0x09,
+        0x2B, 0x06, 0x01, 0x04, 0x01, 0x83, 0xB3, 0x3A, 0x01, 0x0C, 0x01, 0x78,
+    ]
+    /// certificatePolicies: 2.23.140.1.2.1 with a CPS pointer (id-qt-cps, "http://x").
+    static let policyWithCPS: [UInt8] = [
+        0x30, 0x22, 0x30, 0x20, 0x06, 0x06, 0x67, 0x81, 0x0C, 0x01, 0x02, 0x01, 0x30, 0x16, 0x30, 0x14, 0x06, 0x08,
+        0x2B, 0x06, 0x01, 0x05, 0x05, 0x07, 0x02, 0x01, 0x16, 0x08, 0x68, 0x74, 0x74, 0x70, 0x3A, 0x2F, 0x2F, 0x78,
+    ]
 
     static let cases: [RuleCase] = [
         RuleCase(rule: "a conforming chain", expected: nil),
@@ -80,6 +90,24 @@ func raw(
         RuleCase(rule: "RSA 2048", leaf: { $0.key = .rsa2048 }, expected: nil),
         RuleCase(rule: "RSA 1024", leaf: { $0.key = .rsa1024 }, expected: "too short"),
         RuleCase(rule: "ECDSA P-224", intermediate: { $0.key = .ecdsaP224 }, expected: "curve"),
+        // BR §7.1.3.2
+        RuleCase(rule: "a leaf signed with SHA-1", leaf: { $0.signatureDigest = .sha1 }, expected: "(SHA-1)"),
+        RuleCase(
+            rule: "an intermediate signed with SHA-1",
+            intermediate: { $0.signatureDigest = .sha1 },
+            expected: "(SHA-1)"
+        ),
+        RuleCase(
+            rule: "a root self-signed with SHA-1 (its signature is not what trusts it)",
+            root: { $0.signatureDigest = .sha1 },
+            expected: nil
+        ),
+        RuleCase(
+            rule: "SHA-384 and SHA-512",
+            intermediate: { $0.signatureDigest = .sha384 },
+            leaf: { $0.signatureDigest = .sha512 },
+            expected: nil
+        ),
         // RFC 5280 §4.2.1.1
         RuleCase(
             rule: "a leaf without AKI",
@@ -95,12 +123,17 @@ func raw(
             expected: "critical"
         ),
         RuleCase(
-            rule: "a root whose AKI names itself",
+            rule: "a root whose AKI carries its own key identifier",
+            root: { $0.authorityKeyIdentifier = true },
+            expected: nil
+        ),
+        RuleCase(
+            rule: "a root whose AKI has no keyIdentifier",
             root: {
                 $0.authorityKeyIdentifier = false
                 $0.extensions.append(("authorityKeyIdentifier", "issuer:always"))
             },
-            expected: nil
+            expected: "has no keyIdentifier"
         ),
         RuleCase(
             rule: "a root whose AKI names another serial",
@@ -135,9 +168,9 @@ func raw(
             expected: "not marked critical"
         ),
         RuleCase(
-            rule: "a path length without cA",
+            rule: "a leaf's path length without cA (binds its CA; path validation never reads it)",
             leaf: replacing("basicConstraints", with: "critical,CA:FALSE,pathlen:0"),
-            expected: "path length without cA"
+            expected: nil
         ),
         RuleCase(
             rule: "a leaf that is a CA",
@@ -166,6 +199,40 @@ func raw(
             expected: "keyCertSign or cRLSign"
         ),
         RuleCase(
+            rule: "an EC leaf that asserts keyEncipherment (cert-manager's default usages)",
+            leaf: replacing("keyUsage", with: "critical,digitalSignature,keyEncipherment"),
+            expected: nil
+        ),
+        RuleCase(
+            rule: "an RSA leaf for signatures and key transport",
+            leaf: {
+                $0.key = .rsa2048
+                replacing("keyUsage", with: "critical,digitalSignature,keyEncipherment")(&$0)
+            },
+            expected: nil
+        ),
+        RuleCase(
+            rule: "an RSA leaf for key transport only (TLS 1.2 RSA key exchange)",
+            leaf: {
+                $0.key = .rsa2048
+                replacing("keyUsage", with: "critical,keyEncipherment")(&$0)
+            },
+            expected: nil
+        ),
+        RuleCase(
+            rule: "an EC leaf for key transport only",
+            leaf: replacing("keyUsage", with: "critical,keyEncipherment"),
+            expected: "permits no use TLS makes"
+        ),
+        RuleCase(
+            rule: "an RSA leaf for key agreement only",
+            leaf: {
+                $0.key = .rsa2048
+                replacing("keyUsage", with: "critical,keyAgreement")(&$0)
+            },
+            expected: "permits no use TLS makes"
+        ),
+        RuleCase(
             rule: "a leaf without keyUsage",
             leaf: { $0.extensions.removeAll { $0.name == "keyUsage" } },
             expected: nil
@@ -179,7 +246,7 @@ func raw(
         RuleCase(
             rule: "a leaf with anyExtendedKeyUsage",
             leaf: replacing("extendedKeyUsage", with: "serverAuth,anyExtendedKeyUsage"),
-            expected: "any extended key usage"
+            expected: "also allows anyExtendedKeyUsage"
         ),
         RuleCase(
             rule: "a root with an EKU",
@@ -190,6 +257,46 @@ func raw(
             rule: "an intermediate with serverAuth",
             intermediate: adding("extendedKeyUsage", "serverAuth"),
             expected: nil
+        ),
+        RuleCase(
+            rule: "a leaf without an EKU",
+            leaf: { $0.extensions.removeAll { $0.name == "extendedKeyUsage" } },
+            expected: "has no extended key usage"
+        ),
+        RuleCase(
+            rule: "a leaf with a critical EKU",
+            leaf: replacing("extendedKeyUsage", with: "critical,serverAuth"),
+            expected: "extended key usage is marked critical"
+        ),
+        RuleCase(
+            rule: "a leaf for serverAuth and clientAuth",
+            leaf: replacing("extendedKeyUsage", with: "serverAuth,clientAuth"),
+            expected: nil
+        ),
+        RuleCase(
+            rule: "a leaf for serverAuth and codeSigning",
+            leaf: replacing("extendedKeyUsage", with: "serverAuth,codeSigning"),
+            expected: "also allows codeSigning"
+        ),
+        RuleCase(
+            rule: "a leaf for serverAuth and OCSPSigning",
+            leaf: replacing("extendedKeyUsage", with: "serverAuth,OCSPSigning"),
+            expected: "also allows OCSPSigning"
+        ),
+        RuleCase(
+            rule: "a leaf for serverAuth and a purpose the Forum leaves open",
+            leaf: replacing("extendedKeyUsage", with: "serverAuth,1.3.6.1.4.1.55738.1"),
+            expected: nil
+        ),
+        RuleCase(
+            rule: "an intermediate for clientAuth only",
+            intermediate: adding("extendedKeyUsage", "clientAuth"),
+            expected: "does not name serverAuth"
+        ),
+        RuleCase(
+            rule: "an intermediate for Netscape Server Gated Crypto only",
+            intermediate: adding("extendedKeyUsage", "nsSGC"),
+            expected: "does not name serverAuth"
         ),
         RuleCase(
             rule: "an intermediate with anyExtendedKeyUsage",
@@ -254,8 +361,27 @@ func raw(
         // BR §7.1.4.3
         RuleCase(rule: "a CN copying a SAN", leaf: { $0.subject = "CN=localhost" }, expected: nil),
         RuleCase(rule: "a CN copying an IP SAN", leaf: { $0.subject = "CN=127.0.0.1" }, expected: nil),
-        RuleCase(rule: "a CN unrelated to the SANs", leaf: { $0.subject = "CN=Sesame test server" }, expected: nil),
+        RuleCase(rule: "a CN that names no host", leaf: { $0.subject = "CN=Sesame test server" }, expected: nil),
+        RuleCase(
+            rule: "a CN that names something the SANs do not (as Kubernetes' kube-apiserver)",
+            leaf: { $0.subject = "CN=kube-apiserver" },
+            expected: nil
+        ),
         RuleCase(rule: "a CN in other case", leaf: { $0.subject = "CN=LocalHost" }, expected: "not a copy"),
+        RuleCase(
+            rule: "a CN naming a host the SANs do not (as x509-limbo's valid leaves)",
+            leaf: { $0.subject = "CN=example.com" },
+            expected: nil
+        ),
+        RuleCase(
+            rule: "a CN copying a wildcard SAN",
+            leaf: { shape in
+                shape.subject = "CN=*.example.test"
+                replacing("subjectAltName", with: "DNS:*.example.test")(&shape)
+            },
+            expected: nil,
+            host: "a.example.test"
+        ),
         RuleCase(
             rule: "a CN with another IP spelling",
             leaf: { $0.subject = "CN=127.000.000.001" },
@@ -273,9 +399,17 @@ func raw(
             expected: nil
         ),
         RuleCase(
-            rule: "non-critical name constraints",
-            intermediate: adding("nameConstraints", "permitted;DNS:localhost"),
-            expected: "must be marked critical"
+            rule: "non-critical name constraints (the Forum allows them)",
+            intermediate: adding(
+                "nameConstraints",
+                "permitted;DNS:localhost,permitted;IP:127.0.0.1/255.255.255.255,permitted;IP:::1/ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"
+            ),
+            expected: nil
+        ),
+        RuleCase(
+            rule: "a name constraint that is not a DNS name",
+            intermediate: adding("nameConstraints", "critical,permitted;DNS:.localhost"),
+            expected: "is not a DNS name"
         ),
         RuleCase(
             rule: "name constraints in a leaf",
@@ -295,7 +429,7 @@ func raw(
                 "nameConstraints",
                 "critical,"
                     + (0..<300).map { "excluded;DNS:other\($0).test," }.joined()
-                    + "excluded;DNS:.deep.bad.example.test"
+                    + "excluded;DNS:deep.bad.example.test"
             ),
             leaf: replacing("subjectAltName", with: "DNS:*.example.test"),
             expected: "covers the excluded name 'deep.bad.example.test'",
@@ -315,6 +449,21 @@ func raw(
             expected: nil
         ),
         RuleCase(
+            rule: "a critical certificatePolicies with a qualifier RFC 5280 does not define",
+            leaf: raw("2.5.29.32", critical: true, Self.policyWithUnknownQualifier),
+            expected: "cannot be processed"
+        ),
+        RuleCase(
+            rule: "a non-critical certificatePolicies with a qualifier RFC 5280 does not define",
+            leaf: raw("2.5.29.32", critical: false, Self.policyWithUnknownQualifier),
+            expected: nil
+        ),
+        RuleCase(
+            rule: "a critical certificatePolicies with a CPS pointer",
+            leaf: raw("2.5.29.32", critical: true, Self.policyWithCPS),
+            expected: nil
+        ),
+        RuleCase(
             rule: "a repeated certificate policy",
             leaf: raw("2.5.29.32", critical: false, [0x30, 0x14] + Self.policy + Self.policy),
             expected: "more than once"
@@ -325,9 +474,9 @@ func raw(
             expected: nil
         ),
         RuleCase(
-            rule: "non-critical policy constraints",
+            rule: "non-critical policy constraints (processed all the same)",
             intermediate: adding("policyConstraints", "inhibitPolicyMapping:0"),
-            expected: "policyConstraints is not marked critical"
+            expected: nil
         ),
         RuleCase(
             rule: "empty policy constraints",
@@ -340,9 +489,9 @@ func raw(
             expected: nil
         ),
         RuleCase(
-            rule: "non-critical inhibitAnyPolicy",
+            rule: "non-critical inhibitAnyPolicy (processed all the same)",
             intermediate: adding("inhibitAnyPolicy", "1"),
-            expected: "inhibitAnyPolicy is not marked critical"
+            expected: nil
         ),
         // RFC 5280 §4.2.2.1, §4.2.2.2, §4.2.1.13
         RuleCase(
@@ -382,7 +531,8 @@ func raw(
         ]
         rule.intermediate(&icaShape)
         let ica = try pki.issue(icaShape, issuer: root)
-        var leafShape = pki.leafShape()
+        // No common name unless a rule sets one: its SANs change from rule to rule.
+        var leafShape = pki.leafShape("O=Sesame Test")
         rule.leaf(&leafShape)
         let leaf = try pki.issue(leafShape, issuer: ica)
         return ([leaf.certificate, ica.certificate], root.certificate)
