@@ -562,5 +562,11 @@ int CSesameShims_time_year(const ASN1_TIME *time, int *generalized) {
 // MARK: - CRL stacks
 
 STACK_OF(X509_CRL) *CSesameShims_sk_X509_CRL_new_null(void) { return sk_X509_CRL_new_null(); }
+
+const ASN1_OBJECT *CSesameShims_policy_tree_user_policy(const X509_POLICY_TREE *tree, int index) {
+    STACK_OF(X509_POLICY_NODE) *nodes = X509_policy_tree_get0_user_policies(tree);
+    if (nodes == NULL || index < 0 || index >= sk_X509_POLICY_NODE_num(nodes)) return NULL;
+    return X509_policy_node_get0_policy(sk_X509_POLICY_NODE_value(nodes, index));
+}
 int CSesameShims_sk_X509_CRL_push(STACK_OF(X509_CRL) *stack, X509_CRL *crl) { return sk_X509_CRL_push(stack, crl); }
 void CSesameShims_sk_X509_CRL_free(STACK_OF(X509_CRL) *stack) { sk_X509_CRL_free(stack); }

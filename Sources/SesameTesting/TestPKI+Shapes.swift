@@ -148,14 +148,31 @@ extension TestPKI {
 extension TestPKI {
     /// A CRL signed by `issuer` listing `revoked` serials (magnitudes, big-endian), with the fields
     /// RFC 5280 §5 requires unless told to leave one out.
+    /// - Parameters:
+    ///   - issuer: the CA whose name the CRL carries.
+    ///   - signer: the key that signs it, when not the issuer's (a separate CRL-signing
+    ///     certificate of the same CA, RFC 5280 §6.3.3 (f)).
+    ///   - revoked: the revoked serial numbers.
+    ///   - nextUpdate: whether the CRL has a nextUpdate.
+    ///   - crlNumber: whether the CRL has a CRL number.
+    ///   - number: the CRL number.
+    ///   - deltaOf: makes it a delta CRL (RFC 5280 §5.2.4) of the base CRL with this number.
+    ///   - announcesDeltas: adds a freshest CRL extension (§5.2.6): delta CRLs of this base exist.
+    ///   - authorityKeyIdentifier: whether the CRL has an authority key identifier.
+    ///   - criticalCRLNumber: marks the CRL number critical.
     public func crl(
         issuer: TestIssuedCertificate,
+        signer: TestIssuedCertificate? = nil,
         revoked: [[UInt8]] = [],
         nextUpdate: Bool = true,
         crlNumber: Bool = true,
+        number: Int = 1337,
+        deltaOf: Int? = nil,
+        announcesDeltas: Bool = false,
         authorityKeyIdentifier: Bool = true,
         criticalCRLNumber: Bool = false
     ) throws -> Data {
+        let signer = signer ?? issuer
         guard let crl = X509_CRL_new() else { throw TestingError("X509_CRL_new") }
         defer { X509_CRL_free(crl) }
         X509_CRL_set_version(crl, 1)
@@ -180,7 +197,7 @@ extension TestPKI {
         }
         let context = CSesameShims_X509V3_CTX_new()
         defer { CSesameShims_X509V3_CTX_free(context) }
-        CSesameShims_X509V3_set_ctx(context, issuer.x509.pointer, issuer.x509.pointer)
+        CSesameShims_X509V3_set_ctx(context, signer.x509.pointer, signer.x509.pointer)
         if authorityKeyIdentifier {
             guard let ext = X509V3_EXT_conf(nil, context, "authorityKeyIdentifier", "keyid:always") else {
                 throw TestingError("CRL authority key identifier")
@@ -189,21 +206,36 @@ extension TestPKI {
             X509_EXTENSION_free(ext)
         }
         if crlNumber {
-            let number = ASN1_INTEGER_new()
-            defer { ASN1_INTEGER_free(number) }
-            ASN1_INTEGER_set(number, 1337)
+            let integer = ASN1_INTEGER_new()
+            defer { ASN1_INTEGER_free(integer) }
+            ASN1_INTEGER_set(integer, number)
             guard
                 X509_CRL_add1_ext_i2d(
                     crl,
                     NID_crl_number,
-                    UnsafeMutableRawPointer(number),
+                    UnsafeMutableRawPointer(integer),
                     criticalCRLNumber ? 1 : 0,
                     0
                 ) == 1
             else { throw TestingError("CRL number") }
         }
+        if announcesDeltas {
+            guard let ext = X509V3_EXT_conf(nil, context, "freshestCRL", "URI:http://crl.sesame.test/delta.crl") else {
+                throw TestingError("freshest CRL")
+            }
+            X509_CRL_add_ext(crl, ext, -1)
+            X509_EXTENSION_free(ext)
+        }
+        if let deltaOf {
+            let base = ASN1_INTEGER_new()
+            defer { ASN1_INTEGER_free(base) }
+            ASN1_INTEGER_set(base, deltaOf)
+            guard X509_CRL_add1_ext_i2d(crl, NID_delta_crl, UnsafeMutableRawPointer(base), 1, 0) == 1 else {
+                throw TestingError("delta CRL indicator")
+            }
+        }
         X509_CRL_sort(crl)
-        guard X509_CRL_sign(crl, issuer.key.pointer, EVP_sha256()) > 0 else { throw TestingError("X509_CRL_sign") }
+        guard X509_CRL_sign(crl, signer.key.pointer, EVP_sha256()) > 0 else { throw TestingError("X509_CRL_sign") }
         var der: UnsafeMutablePointer<UInt8>? = nil
         let length = i2d_X509_CRL(crl, &der)
         guard length > 0, let der else { throw TestingError("i2d_X509_CRL") }

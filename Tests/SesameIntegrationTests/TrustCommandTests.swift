@@ -166,4 +166,44 @@ import Testing
         #expect(stapledGood.status == 0, "\(stapledGood.stdout)")
         #expect(stapledGood.stdout.contains("OCSP: good"), "\(stapledGood.stdout)")
     }
+
+    /// RFC 5280 §6.1.1's policy inputs and a file of several CRLs, as `openssl verify` takes them.
+    @Test func policyInputsAndAFileOfCRLs() async throws {
+        let directory = try ScratchFolder.make("trust-policies")
+        let leaf = try Self.pki.leaf()
+        let leafFile = directory.appendingPathComponent("leaf.pem").path
+        let intermediateFile = directory.appendingPathComponent("intermediate.pem").path
+        try Data(leaf.certificatePEM.utf8).write(to: URL(fileURLWithPath: leafFile))
+        try Data(Self.pki.intermediate.certificatePEM.utf8).write(to: URL(fileURLWithPath: intermediateFile))
+        let root = try writeRoot()
+        let base = [
+            "trust", "evaluate", "--leaf", leafFile, "--intermediates", intermediateFile, "--anchors", root, "--host",
+            "localhost",
+        ]
+        let anyPolicy = try await runSesame(base + ["-v"])
+        #expect(anyPolicy.status == 0, "\(anyPolicy.stdout)")
+        #expect(anyPolicy.stdout.contains("valid policies: none"), "\(anyPolicy.stdout)")
+        let pinned = try await runSesame(base + ["--policy", "2.23.140.1.2.1", "--explicit-policy"])
+        #expect(pinned.status == 4, "\(pinned.stdout)")
+        #expect(pinned.stdout.contains("certificate policy not satisfied"), "\(pinned.stdout)")
+        let notAnOID = try await runSesame(base + ["--policy", "ev"])
+        #expect(notAnOID.status == 2)
+        #expect(notAnOID.stderr.contains("dotted object identifier"), "\(notAnOID.stderr)")
+
+        func pem(_ der: Data) -> String {
+            "-----BEGIN X509 CRL-----\n"
+                + der.base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed])
+                + "\n-----END X509 CRL-----\n"
+        }
+        let crlFile = directory.appendingPathComponent("hierarchy.crl").path
+        let both = pem(try Self.pki.crl(issuer: Self.pki.root)) + pem(try Self.pki.crl(issuer: Self.pki.intermediate))
+        try Data(both.utf8).write(to: URL(fileURLWithPath: crlFile))
+        let checked = try await runSesame(base + ["--crl", crlFile])
+        #expect(checked.status == 0, "\(checked.stdout) \(checked.stderr)")
+        let mixedFile = directory.appendingPathComponent("mixed.crl").path
+        try Data((both + leaf.certificatePEM).utf8).write(to: URL(fileURLWithPath: mixedFile))
+        let mixed = try await runSesame(base + ["--crl", mixedFile])
+        #expect(mixed.status != 0)
+        #expect(mixed.stderr.contains("PEM block 3 is a CERTIFICATE"), "\(mixed.stderr)")
+    }
 }

@@ -179,6 +179,10 @@ int CSesameShims_time_year(const ASN1_TIME *time, int *generalized);
 
 /// STACK_OF(X509_CRL) accessors (macros in OpenSSL); the stack does not own its CRLs.
 STACK_OF(X509_CRL) *_Nullable CSesameShims_sk_X509_CRL_new_null(void);
+
+/// The valid policy set of a verified path (RFC 5280 §6.1.5 (g)) from OpenSSL's policy tree:
+/// the user-constrained policy nodes. `index` past the end gives NULL.
+const ASN1_OBJECT *_Nullable CSesameShims_policy_tree_user_policy(const X509_POLICY_TREE *_Nonnull tree, int index);
 int CSesameShims_sk_X509_CRL_push(STACK_OF(X509_CRL) *stack, X509_CRL *crl);
 void CSesameShims_sk_X509_CRL_free(STACK_OF(X509_CRL) *_Nullable stack);
 

@@ -183,6 +183,12 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
         X509_NAME_cmp(X509_get_subject_name(box.pointer), X509_get_issuer_name(box.pointer)) == 0
     }
 
+    /// True when the certificate carries certificatePolicies or policyMappings.
+    var hasPolicyExtensions: Bool {
+        X509_get_ext_by_NID(box.pointer, NID_certificate_policies, -1) >= 0
+            || X509_get_ext_by_NID(box.pointer, NID_policy_mappings, -1) >= 0
+    }
+
     public var description: String {
         "Certificate(subject: \(subject), issuer: \(issuer), serial: \(serialNumber))"
     }

@@ -20,6 +20,11 @@ public struct TrustEvaluationResult: Sendable, CustomStringConvertible {
     /// Every path the evaluation built, in order, with its failures (the last one passed when
     /// the chain is trusted); `sesame trust evaluate -v` prints them.
     public var candidatePaths: [CandidatePath] = []
+    /// The valid policy set of the validated path (RFC 5280 §6.1.5 (g)), as dotted OIDs, within
+    /// the evaluation's ``CertificatePolicyRequirements/acceptablePolicies``:
+    /// ``CertificatePolicyRequirements/anyPolicy`` when every CA of the path asserts anyPolicy,
+    /// empty when a certificate of the path asserts no policy.
+    public var validPolicies: [String] = []
     /// True when there is no failure.
     public var isTrusted: Bool { failures.isEmpty }
 
@@ -62,6 +67,7 @@ public enum CertificateChainEvaluator {
     ///     revocation check).
     ///   - ocspResponses: DER OCSP responses about the leaf (none: no OCSP check); see
     ///     ``ServerTrust/ocspResponses``.
+    ///   - policies: the certificate-policy inputs of path validation (default: any policy).
     /// - Returns: the result with every failure reason.
     public static func evaluate(
         chain: [Certificate],
@@ -70,7 +76,8 @@ public enum CertificateChainEvaluator {
         at date: Date? = nil,
         maximumDepth: Int? = nil,
         crls: [CertificateRevocationList] = [],
-        ocspResponses: [Data] = []
+        ocspResponses: [Data] = [],
+        policies: CertificatePolicyRequirements = CertificatePolicyRequirements()
     ) -> TrustEvaluationResult {
         guard let leaf = chain.first else {
             return TrustEvaluationResult(
@@ -106,7 +113,8 @@ public enum CertificateChainEvaluator {
                 date: date,
                 maximumDepth: maximumDepth,
                 crls: crls,
-                ocspResponses: ocspResponses
+                ocspResponses: ocspResponses,
+                policies: policies
             )
             candidates.append(CandidatePath(chain: result.verifiedChain, failures: result.failures))
             if result.isTrusted {
@@ -141,7 +149,8 @@ public enum CertificateChainEvaluator {
         date: Date?,
         maximumDepth: Int?,
         crls: [CertificateRevocationList],
-        ocspResponses: [Data]
+        ocspResponses: [Data],
+        policies: CertificatePolicyRequirements
     ) -> TrustEvaluationResult {
         let store: X509StoreBox
         do {
@@ -191,7 +200,31 @@ public enum CertificateChainEvaluator {
         if let crlStack {
             for crl in crls { CSesameShims_sk_X509_CRL_push(crlStack, crl.box.pointer) }
             X509_STORE_CTX_set0_crls(context, crlStack)
-            X509_VERIFY_PARAM_set_flags(parameters, UInt(X509_V_FLAG_CRL_CHECK | X509_V_FLAG_CRL_CHECK_ALL))
+            // RFC 5280 §5 and §6.3 as a whole: CRLs signed by a CRL-signing key of the CA or by
+            // another issuer (cRLIssuer), distribution points and reason partitions, and delta CRLs.
+            X509_VERIFY_PARAM_set_flags(
+                parameters,
+                UInt(
+                    X509_V_FLAG_CRL_CHECK | X509_V_FLAG_CRL_CHECK_ALL | X509_V_FLAG_EXTENDED_CRL_SUPPORT
+                        | X509_V_FLAG_USE_DELTAS
+                )
+            )
+        }
+        let invalidPolicies = policies.configure(parameters)
+        guard invalidPolicies.isEmpty else {
+            return TrustEvaluationResult(
+                failures: [
+                    .init(
+                        kind: .certificatePolicy,
+                        depth: 0,
+                        subject: "",
+                        openSSLCode: 0,
+                        message: "acceptable policies must be dotted object identifiers: "
+                            + invalidPolicies.map { "'\($0)'" }.joined(separator: ", ")
+                    )
+                ],
+                verifiedChain: []
+            )
         }
         var hostFailure: TrustFailureReason? = nil
         if let host {
@@ -204,9 +237,13 @@ public enum CertificateChainEvaluator {
         X509_STORE_CTX_set_ex_data(context, FailureCollector.exDataIndex, unmanaged.toOpaque())
         X509_STORE_CTX_set_verify_cb(context) { ok, context in
             guard ok == 0, let context else { return ok }
-            guard let raw = X509_STORE_CTX_get_ex_data(context, FailureCollector.exDataIndex) else { return 0 }
+            // OpenSSL validates a CRL issuer's own path in a context of its own, without the
+            // collector, sharing the server's verification parameters.
+            guard let raw = X509_STORE_CTX_get_ex_data(context, FailureCollector.exDataIndex) else {
+                return FailureCollector.isAcceptableInCRLIssuerPath(context) ? 1 : 0
+            }
             let collector = Unmanaged<FailureCollector>.fromOpaque(raw).takeUnretainedValue()
-            if collector.isInclusiveNotAfter(context) { return 1 }
+            if collector.isInclusiveNotAfter(context) || FailureCollector.isAnchorWithoutCRL(context) { return 1 }
             collector.record(context)
             return 1  // keep going, so that every failure is reported
         }
@@ -215,7 +252,21 @@ public enum CertificateChainEvaluator {
         if let hostFailure { failures.append(hostFailure) }
         if verified != 1 && failures.isEmpty {
             let code = X509_STORE_CTX_get_error(context)
-            failures.append(FailureCollector.reason(code: code, depth: 0, subject: "\(leaf.subject)"))
+            if code == X509_V_ERR_OUT_OF_MEM, chain.contains(where: \.hasPolicyExtensions) {
+                // OpenSSL stops building its policy tree at a fixed number of nodes (CVE-2023-0464).
+                failures.append(
+                    TrustFailureReason(
+                        kind: .certificatePolicy,
+                        depth: 0,
+                        subject: "\(leaf.subject)",
+                        openSSLCode: Int(code),
+                        message:
+                            "the path's certificate policies and mappings exceed what policy processing is bounded to"
+                    )
+                )
+            } else {
+                failures.append(FailureCollector.reason(code: code, depth: 0, subject: "\(leaf.subject)"))
+            }
         }
         var built: [Certificate] = []
         if let stack = X509_STORE_CTX_get1_chain(context) { built = Identity.takeStack(stack) }
@@ -233,6 +284,7 @@ public enum CertificateChainEvaluator {
         var result = TrustEvaluationResult(failures: failures, verifiedChain: built)
         result.observedChain = chain
         result.ocspStatus = ocsp.status
+        if verified == 1 { result.validPolicies = policies.validPolicies(of: context) }
         return result
     }
 }
@@ -255,6 +307,29 @@ final class FailureCollector {
             let notAfter = X509_get0_notAfter(certificate)
         else { return false }
         return ASN1_TIME_cmp_time_t(notAfter, validationTime) == 0
+    }
+
+    /// True for "unable to get certificate CRL" about the path's trust anchor: RFC 5280 §6.3
+    /// checks the certificates the anchor's key vouches for, not the anchor itself, so an anchor
+    /// needs no CRL (a CRL that lists it still revokes it).
+    static func isAnchorWithoutCRL(_ context: OpaquePointer) -> Bool {
+        guard X509_STORE_CTX_get_error(context) == X509_V_ERR_UNABLE_TO_GET_CRL,
+            let chain = X509_STORE_CTX_get0_chain(context)
+        else { return false }
+        let depth = Int(X509_STORE_CTX_get_error_depth(context))
+        return depth > 0 && depth == Int(CSesameShims_sk_X509_num(chain)) - 1
+            && X509_STORE_CTX_get_num_untrusted(context) <= Int32(depth)
+    }
+
+    /// For the path of a CRL's issuer, which OpenSSL checks with the server's parameters: the
+    /// server's name and purpose are not the CRL issuer's to match (a CRL-signing certificate
+    /// names no host and need not serve TLS), and the anchor needs no CRL. Any other failure
+    /// makes the CRL unusable.
+    static func isAcceptableInCRLIssuerPath(_ context: OpaquePointer) -> Bool {
+        switch X509_STORE_CTX_get_error(context) {
+        case X509_V_ERR_HOSTNAME_MISMATCH, X509_V_ERR_IP_ADDRESS_MISMATCH, X509_V_ERR_INVALID_PURPOSE: return true
+        default: return isAnchorWithoutCRL(context)
+        }
     }
 
     func record(_ context: OpaquePointer) {
@@ -288,6 +363,7 @@ final class FailureCollector {
         case X509_V_ERR_CERT_SIGNATURE_FAILURE, X509_V_ERR_UNABLE_TO_DECRYPT_CERT_SIGNATURE: kind = .badSignature
         case X509_V_ERR_CERT_REVOKED: kind = .revoked
         case X509_V_ERR_ERROR_IN_CERT_NOT_BEFORE_FIELD, X509_V_ERR_ERROR_IN_CERT_NOT_AFTER_FIELD: kind = .malformed
+        case X509_V_ERR_NO_EXPLICIT_POLICY, X509_V_ERR_INVALID_POLICY_EXTENSION: kind = .certificatePolicy
         default: kind = .other
         }
         return TrustFailureReason(kind: kind, depth: depth, subject: subject, openSSLCode: Int(code), message: message)

@@ -22,6 +22,9 @@ public struct ServerTrust: Sendable {
     /// Connections check the response a server staples in the handshake on their own (see
     /// ``TLSConfiguration/stapledOCSP``), whoever made the trust decision.
     public var ocspResponses: [Data] = []
+    /// The certificate policies the chain must be valid for (RFC 5280 §6.1.1): from
+    /// ``TLSConfiguration/certificatePolicies`` for a connection's trust; the default accepts any.
+    public var certificatePolicies = CertificatePolicyRequirements()
     /// Whether the certificate's names are checked against ``host`` (an SSL policy with or
     /// without a host name).
     public var validatesHost = true
@@ -35,8 +38,9 @@ public struct ServerTrust: Sendable {
     }
 
     /// Evaluates ``peerChain`` for ``host`` (when ``validatesHost``) against ``trustRoots``, at
-    /// ``validationDate``, with ``revocationLists`` and ``ocspResponses``: the result carries every failure reason, the
-    /// chain as sent and as validated, and their pins.
+    /// ``validationDate``, with ``revocationLists``, ``ocspResponses`` and ``certificatePolicies``:
+    /// the result carries every failure reason, the chain as sent and as validated, their pins and
+    /// the valid policies.
     public func evaluate() -> TrustEvaluationResult {
         CertificateChainEvaluator.evaluate(
             chain: peerChain,
@@ -44,7 +48,8 @@ public struct ServerTrust: Sendable {
             host: validatesHost ? host : nil,
             at: validationDate,
             crls: revocationLists,
-            ocspResponses: ocspResponses
+            ocspResponses: ocspResponses,
+            policies: certificatePolicies
         )
     }
 

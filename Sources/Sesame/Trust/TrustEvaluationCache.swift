@@ -7,6 +7,7 @@ final class TrustEvaluationCache: Sendable {
     private struct Key: Hashable {
         let host: String
         let chainDigest: [UInt8]
+        let policies: CertificatePolicyRequirements
     }
 
     private struct Entry {
@@ -23,7 +24,8 @@ final class TrustEvaluationCache: Sendable {
         guard trust.ocspResponses.isEmpty, trust.revocationLists.isEmpty else { return trust.evaluate() }
         let key = Key(
             host: trust.host.lowercased(),
-            chainDigest: sha256Digest(trust.peerChain.flatMap { [UInt8]($0.derEncoded) })
+            chainDigest: sha256Digest(trust.peerChain.flatMap { [UInt8]($0.derEncoded) }),
+            policies: trust.certificatePolicies
         )
         let now = Date()
         if let entry = entries.withLock({ $0[key] }), entry.expires > now { return entry.result }

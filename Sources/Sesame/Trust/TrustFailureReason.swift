@@ -19,6 +19,10 @@ public struct TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
         /// The chain verifies, but breaks the web PKI profile (RFC 5280, CA/Browser Forum
         /// Baseline Requirements): a CA leaf, a missing or invalid SAN, a bad key, ...
         case policyViolation = "violates the web PKI profile"
+        /// Certificate-policy processing (RFC 5280 §6.1) refused the path: no acceptable policy
+        /// where one is required, a policy extension that cannot be processed, or more policies
+        /// than processing is bounded to.
+        case certificatePolicy = "certificate policy not satisfied"
         case rejectedByDelegate = "rejected by delegate"
         case other = "other"
     }

@@ -44,6 +44,8 @@ struct FetchOptions {
     var pinnedCertificateFiles: [String] = []
     var pinnedPublicKeys: [String] = []
     var crlFiles: [String] = []
+    var certificatePolicies: [String] = []
+    var certificatePolicySwitches: Set<String> = []
     var validatesDomain = true
     var pinningMode: SecurityPolicy.PinningMode?
     var clientCertificate: String?
@@ -57,7 +59,7 @@ struct FetchOptions {
     var httpVersion: HTTPVersionPreference = .http2
 
     static let arguments = Arguments(
-        valued: [
+        valued: ([
             "-X", "--request", "-H", "--header", "-d", "--data", "--data-binary", "--data-raw", "-o", "--output",
             "--max-redirs", "--connect-timeout", "--expect100-timeout", "-m", "--max-time", "--cacert", "--capath",
             "--url", "-u", "--user",
@@ -65,13 +67,13 @@ struct FetchOptions {
             "--crlfile", "--anchors", "-E", "--cert", "--cert-type", "--key", "--pass", "-x", "--proxy", "-U",
             "--proxy-user", "--noproxy", "--data-urlencode", "-F", "--form", "--json", "--charset", "--decode-charset",
             "-b", "--cookie", "-c", "--cookie-jar",
-        ],
-        switches: [
+        ] as Set<String>).union(CertificatePolicyOptions.valued),
+        switches: ([
             "-i", "--include", "-v", "--verbose", "-s", "--silent", "-S", "--show-error", "-L", "--location", "-k",
             "--insecure", "-f", "--fail", "--basic", "--digest", "--anyauth", "-n", "--netrc", "--save-credentials",
             "--no-validate-domain", "--anchors-only", "--cert-status", "--proxy-basic", "--proxy-digest",
             "--proxy-anyauth", "--atomic", "--remove-on-error", "--http1.1", "--http2", "--http2-prior-knowledge",
-        ]
+        ] as Set<String>).union(CertificatePolicyOptions.switches)
     )
 
     /// Parses the arguments after `fetch` (or after the program name).
@@ -144,6 +146,7 @@ struct FetchOptions {
                         $0.trimmingCharacters(in: .whitespaces)
                     }
                 case "--crl", "--crlfile": options.crlFiles.append(value)
+                case "--policy": options.certificatePolicies.append(value)
                 case "--pinning-mode":
                     switch value.lowercased() {
                     case "none": options.pinningMode = SecurityPolicy.PinningMode.none
@@ -182,6 +185,8 @@ struct FetchOptions {
                 case "-n", "--netrc": options.usesNetrc = true
                 case "--save-credentials": options.saveCredentials = true
                 case "--no-validate-domain": options.validatesDomain = false
+                case "--explicit-policy", "--inhibit-policy-mapping", "--inhibit-any-policy":
+                    options.certificatePolicySwitches.insert(name)
                 case "--anchors-only": options.anchorsOnly = true
                 case "--cert-status": options.requiresStapledOCSP = true
                 case "--proxy-basic": options.proxyMethods = [.httpBasic]

@@ -2,7 +2,8 @@ import Foundation
 import Sesame
 
 /// `--cacert`, `--capath`, `--anchors`, `--anchors-only`, `--cert-status`, `--pin-cert`,
-/// `--pinning-mode`, `--pinnedpubkey`, `--crl`, `--no-validate-domain` and `-k/--insecure`, with
+/// `--pinning-mode`, `--pinnedpubkey`, `--crl`, the certificate-policy options, `--no-validate-domain`
+/// and `-k/--insecure`, with
 /// the redirect, timeout and header basics of every fetch.
 enum FetchTrust {
     /// The configuration the options describe, before the identity, proxy, cookie and credential
@@ -27,6 +28,10 @@ enum FetchTrust {
             configuration.tls.trustRoots = .system(adding: anchors)
         }
         if options.requiresStapledOCSP { configuration.tls.stapledOCSP = .require }
+        configuration.tls.certificatePolicies = try CertificatePolicyOptions.requirements(
+            policies: options.certificatePolicies,
+            switches: options.certificatePolicySwitches
+        )
         configuration.serverTrustManager = try trustManager(options)
         if options.insecure {
             // Loud by name: every server is accepted, with no check at all.
@@ -55,7 +60,7 @@ enum FetchTrust {
             policy.validatesDomainName = options.validatesDomain
             evaluators.append(policy)
         }
-        let crls = try options.crlFiles.map { try CertificateRevocationList.load(contentsOf: $0) }
+        let crls = try options.crlFiles.flatMap { try CertificateRevocationList.load(contentsOf: $0) }
         if !crls.isEmpty {
             evaluators.append(RevocationTrustEvaluator(crls: crls, validatesHost: options.validatesDomain))
         }

@@ -6,11 +6,13 @@ import Sesame
 /// Exit 0 when trusted, 4 when not.
 enum TrustCommand {
     private static let arguments = Arguments(
-        valued: [
+        valued: ([
             "--cacert", "--leaf", "--intermediates", "--anchors", "--host", "--ip", "--at", "--max-depth", "--crl",
             "--ocsp",
-        ],
-        switches: ["--json", "--no-validate-domain", "-v", "--verbose"]
+        ] as Set<String>).union(CertificatePolicyOptions.valued),
+        switches: (["--json", "--no-validate-domain", "-v", "--verbose"] as Set<String>).union(
+            CertificatePolicyOptions.switches
+        )
     )
 
     static func run(arguments: [String]) async -> ExitCode {
@@ -25,9 +27,14 @@ enum TrustCommand {
                 case .option(let name, nil): switches.insert(name)
                 }
             }
+            let policies = try CertificatePolicyOptions.requirements(
+                policies: values["--policy"] ?? [],
+                switches: switches
+            )
             if positionals.first == "evaluate" {
                 return try evaluateOffline(
                     values,
+                    policies: policies,
                     json: switches.contains("--json"),
                     verbose: switches.contains("-v") || switches.contains("--verbose")
                 )
@@ -35,7 +42,13 @@ enum TrustCommand {
             guard positionals.count == 1, let url = URL(string: positionals[0]), url.scheme?.lowercased() == "https",
                 let host = url.host(percentEncoded: false)
             else { throw Arguments.UsageError(description: "usage: sesame trust https://HOST[:PORT]/ [--cacert FILE]") }
-            return try await explain(url: url, host: host, values: values, json: switches.contains("--json"))
+            return try await explain(
+                url: url,
+                host: host,
+                values: values,
+                policies: policies,
+                json: switches.contains("--json")
+            )
         } catch {
             Output.error("\(error)")
             return ExitCode(error)
@@ -43,9 +56,15 @@ enum TrustCommand {
     }
 
     /// Connects once, keeps the chain the server sent, and evaluates it.
-    private static func explain(url: URL, host: String, values: [String: [String]], json: Bool) async throws -> ExitCode
-    {
+    private static func explain(
+        url: URL,
+        host: String,
+        values: [String: [String]],
+        policies: CertificatePolicyRequirements,
+        json: Bool
+    ) async throws -> ExitCode {
         var configuration = SessionConfiguration.default
+        configuration.tls.certificatePolicies = policies
         let anchors = try (values["--cacert"] ?? []).flatMap { try Certificate.load(contentsOf: $0) }
         if !anchors.isEmpty { configuration.tls.trustRoots = .anchors(anchors) }
         configuration.credentialStorage = nil
@@ -88,18 +107,23 @@ enum TrustCommand {
         return result.isTrusted && lateRefusal == nil ? .ok : .serverTrust
     }
 
-    private static func evaluateOffline(_ values: [String: [String]], json: Bool, verbose: Bool) throws -> ExitCode {
+    private static func evaluateOffline(
+        _ values: [String: [String]],
+        policies: CertificatePolicyRequirements,
+        json: Bool,
+        verbose: Bool
+    ) throws -> ExitCode {
         guard let leafFile = values["--leaf"]?.first, let anchorFiles = values["--anchors"] else {
             throw Arguments.UsageError(
                 description:
-                    "usage: sesame trust evaluate --leaf F [--intermediates F] --anchors F [--host H | --ip A] [--at RFC3339] [--max-depth N] [--crl F] [--ocsp F] [--json] [-v]"
+                    "usage: sesame trust evaluate --leaf F [--intermediates F] --anchors F [--host H | --ip A] [--at RFC3339] [--max-depth N] [--crl F] [--ocsp F] [--policy OID] [--explicit-policy] [--inhibit-policy-mapping] [--inhibit-any-policy] [--json] [-v]"
             )
         }
         let chain =
             try Certificate.load(contentsOf: leafFile)
             + (values["--intermediates"] ?? []).flatMap { try Certificate.load(contentsOf: $0) }
         let anchors = try anchorFiles.flatMap { try Certificate.load(contentsOf: $0) }
-        let crls = try (values["--crl"] ?? []).map { try CertificateRevocationList.load(contentsOf: $0) }
+        let crls = try (values["--crl"] ?? []).flatMap { try CertificateRevocationList.load(contentsOf: $0) }
         let ocspResponses = try (values["--ocsp"] ?? []).map { Data(try UserFile.read($0, as: .ocspResponse)) }
         var date: Date?
         if let text = values["--at"]?.first {
@@ -125,12 +149,15 @@ enum TrustCommand {
             at: date,
             maximumDepth: maximumDepth,
             crls: crls,
-            ocspResponses: ocspResponses
+            ocspResponses: ocspResponses,
+            policies: policies
         )
         json
             ? printJSON(chain, result)
             : printText(chain, result, origin: values["--host"]?.first ?? values["--ip"]?.first)
         if verbose && !json {
+            let valid = result.validPolicies.map { $0 == CertificatePolicyRequirements.anyPolicy ? "anyPolicy" : $0 }
+            print("valid policies: " + (valid.isEmpty ? "none" : valid.joined(separator: ", ")))
             print("candidate paths (\(result.candidatePaths.count)):")
             for (index, path) in result.candidatePaths.enumerated() { print("  [\(index + 1)] \(path)") }
         } else if !json, !result.isTrusted, !result.verifiedChain.isEmpty {
@@ -183,6 +210,7 @@ enum TrustCommand {
             let ocsp: String?
             let chain: [Entry]
             let validatedChainPins: [String]
+            let validPolicies: [String]
         }
         let report = Report(
             trusted: result.isTrusted && lateRefusal == nil,
@@ -198,7 +226,8 @@ enum TrustCommand {
                     pin: "sha256/" + $0.publicKey.sha256Pin
                 )
             },
-            validatedChainPins: result.verifiedChain.map { "sha256/" + $0.publicKey.sha256Pin }
+            validatedChainPins: result.verifiedChain.map { "sha256/" + $0.publicKey.sha256Pin },
+            validPolicies: result.validPolicies
         )
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601

@@ -19,6 +19,9 @@ public struct TLSConfiguration: Hashable, Sendable {
     public var applicationProtocols: [String] = []
     /// The anchors server chains are evaluated against by default handling.
     public var trustRoots: TrustRoots = .system
+    /// The certificate policies server chains must be valid for (RFC 5280 §6.1.1); the default
+    /// accepts any policy. Every evaluation of the connection's ``ServerTrust`` applies them.
+    public var certificatePolicies = CertificatePolicyRequirements()
     /// Whether sessions may be resumed. A resumed session is never trusted on the strength of the
     /// earlier handshake: its stored chain goes through the same trust decision again.
     public var sessionResumption: Bool = true
@@ -41,7 +44,8 @@ public struct TLSConfiguration: Hashable, Sendable {
             minimumVersion: minimumVersion,
             maximumVersion: maximumVersion,
             applicationProtocols: applicationProtocols,
-            trustRoots: trustRoots
+            trustRoots: trustRoots,
+            certificatePolicies: certificatePolicies
         )
     }
 
@@ -50,6 +54,7 @@ public struct TLSConfiguration: Hashable, Sendable {
         let maximumVersion: ProtocolVersion?
         let applicationProtocols: [String]
         let trustRoots: TrustRoots
+        let certificatePolicies: CertificatePolicyRequirements
 
         /// The settings that bind a session and a trust evaluation: contexts alike in these
         /// share their caches (see ``TLSContext``).
@@ -58,7 +63,8 @@ public struct TLSConfiguration: Hashable, Sendable {
                 minimumVersion: minimumVersion,
                 maximumVersion: maximumVersion,
                 applicationProtocols: [],
-                trustRoots: trustRoots
+                trustRoots: trustRoots,
+                certificatePolicies: certificatePolicies
             )
         }
     }

@@ -139,13 +139,15 @@ final class TLSEngine {
 
     /// The trust question for ``HandshakeStep/decideTrust(resumed:)``.
     func trustRequest(resumed: Bool) -> ServerTrust {
-        ServerTrust(
+        var trust = ServerTrust(
             host: serverName,
             port: port,
             peerChain: machine.peerChain,
             isResumedSession: resumed,
             trustRoots: configuration.trustRoots
         )
+        trust.certificatePolicies = configuration.certificatePolicies
+        return trust
     }
 
     /// Evaluates `request` by default (no delegate decides): on this thread, reusing a recent

@@ -32,8 +32,9 @@ extension ServerTrust {
         return result.verifiedChain
     }
 
-    /// Evaluation with this trust's roots, validation date (unless `date` is given), revocation lists (plus `extraCRLs`) and
-    /// OCSP responses, for `host` (nil: no name check).
+    /// Evaluation with this trust's roots, validation date (unless `date` is given), revocation
+    /// lists (plus `extraCRLs`), OCSP responses and certificate policies, for `host` (nil: no
+    /// name check).
     func evaluate(
         forHost host: String?,
         at date: Date? = nil,
@@ -45,7 +46,8 @@ extension ServerTrust {
             host: host,
             at: date ?? validationDate,
             crls: revocationLists + extraCRLs,
-            ocspResponses: ocspResponses
+            ocspResponses: ocspResponses,
+            policies: certificatePolicies
         )
     }
 }

@@ -2,7 +2,10 @@ internal import COpenSSL
 
 /// RFC 5280 §4.2.1.9: a CA certificate that signs certificates carries basicConstraints with
 /// cA=TRUE, marked critical (for intermediates: roots every store holds, such as Go Daddy Class 2,
-/// mark it non-critical, and the anchor rule exempts them). The Baseline Requirements §7.1.2.7.8:
+/// mark it non-critical, and the anchor rule exempts them). A client's reason to hold a
+/// subordinate CA to it (BR §7.1.2.10.4 requires it of every one): marked critical, the extension
+/// makes a verifier that cannot read it refuse the certificate rather than take a CA for an end
+/// entity, and only a CA issued outside the Forum's profile lacks it. The Baseline Requirements §7.1.2.7.8:
 /// a server certificate is not a CA, whether a CA issued it or it is itself the anchor
 /// (RFC 5280 §6.1 starts a path with a certificate the anchor issued; a CA's own key is for
 /// signing certificates, not for serving TLS). A server's self-signed certificate trusted as its

@@ -1,7 +1,7 @@
 internal import COpenSSL
 
-/// The policy extensions' own form, before the policies are processed along the path
-/// (``PolicyValidation``):
+/// The policy extensions' own form; the policies themselves are processed along the path by
+/// OpenSSL's policy tree with the caller's ``CertificatePolicyRequirements`` (RFC 5280 §6.1):
 /// - certificatePolicies decodes and names each policy once (RFC 5280 §4.2.1.4: "A certificate
 ///   policy OID MUST NOT appear more than once"; Chromium's verifier refuses such a certificate
 ///   too);
