@@ -52,7 +52,7 @@ public struct CertificatePolicyRequirements: Hashable, Sendable {
     /// Sets these requirements on OpenSSL's verification parameters; returns the policies that
     /// are not object identifiers (nothing is set then).
     func configure(_ parameters: OpaquePointer?) -> [String] {
-        let invalid = acceptablePolicies.filter { !Self.isObjectIdentifier($0) }.sorted()
+        let invalid = acceptablePolicies.filter { $0 != Self.anyPolicy && !Self.isObjectIdentifier($0) }.sorted()
         guard invalid.isEmpty else { return invalid }
         var flags = X509_V_FLAG_POLICY_CHECK
         if requiresExplicitPolicy { flags |= X509_V_FLAG_EXPLICIT_POLICY }
@@ -62,9 +62,9 @@ public struct CertificatePolicyRequirements: Hashable, Sendable {
         // Always given, anyPolicy too: OpenSSL reads no initial set as an empty one when an
         // explicit policy is required.
         for policy in acceptablePolicies.isEmpty ? [Self.anyPolicy] : acceptablePolicies.sorted() {
-            if let object = OBJ_txt2obj(policy, 1), X509_VERIFY_PARAM_add0_policy(parameters, object) != 1 {
-                ASN1_OBJECT_free(object)
-            }
+            // anyPolicy is OpenSSL's static object (freeing it is a no-op): no parsing per evaluation.
+            let object = policy == Self.anyPolicy ? OBJ_nid2obj(NID_any_policy) : OBJ_txt2obj(policy, 1)
+            if let object, X509_VERIFY_PARAM_add0_policy(parameters, object) != 1 { ASN1_OBJECT_free(object) }
         }
         return []
     }
