@@ -45,7 +45,7 @@ let package = Package(
         ),
         .target(
             name: "SesameNetworking",
-            dependencies: ["Sesame"],
+            dependencies: ["Sesame", "COpenSSL"],
             swiftSettings: strictSwift
         ),
         .target(

@@ -42,6 +42,8 @@ func fuzzHTTP2Frames(_ bytes: UnsafeRawBufferPointer) {
                 session.consumed(data.count, on: stream)
             case .head(let stream, _, _), .trailers(let stream, _), .end(let stream):
                 fuzzRequire(streams.contains(stream), "an event for stream \(stream), never opened")
+            case .refused(let stream, _):
+                fuzzRequire(streams.contains(stream), "a refusal of stream \(stream), never opened")
             case .reset, .goAway, .settings, .pingAcknowledged:
                 break
             }

@@ -98,4 +98,46 @@ extension AFHTTPSessionManager {
     ) -> URLSessionDataTask? {
         delete(URLString, parameters: parameters, headers: nil, success: success, failure: failure)
     }
+
+    // AFNetworking 3.0's verbs without `progress:`, deprecated there for the ones above but common
+    // in Swift apps written against it.
+
+    @discardableResult
+    public func get(
+        _ URLString: String,
+        parameters: Any?,
+        success: ((URLSessionDataTask, Any?) -> Void)?,
+        failure: ((URLSessionDataTask?, any Error) -> Void)?
+    ) -> URLSessionDataTask? {
+        get(URLString, parameters: parameters, headers: nil, progress: nil, success: success, failure: failure)
+    }
+
+    @discardableResult
+    public func post(
+        _ URLString: String,
+        parameters: Any?,
+        success: ((URLSessionDataTask, Any?) -> Void)?,
+        failure: ((URLSessionDataTask?, any Error) -> Void)?
+    ) -> URLSessionDataTask? {
+        post(URLString, parameters: parameters, headers: nil, progress: nil, success: success, failure: failure)
+    }
+
+    @discardableResult
+    public func post(
+        _ URLString: String,
+        parameters: Any?,
+        constructingBodyWith block: ((any AFMultipartFormData) -> Void)?,
+        success: ((URLSessionDataTask, Any?) -> Void)?,
+        failure: ((URLSessionDataTask?, any Error) -> Void)?
+    ) -> URLSessionDataTask? {
+        post(
+            URLString,
+            parameters: parameters,
+            headers: nil,
+            constructingBodyWith: block,
+            progress: nil,
+            success: success,
+            failure: failure
+        )
+    }
 }

@@ -13,6 +13,11 @@ public typealias CFDictionary = NSDictionary
 public typealias CFString = NSString
 public typealias CFError = NSError
 public typealias CFAllocator = AnyObject
+public typealias CFOptionFlags = UInt
+public typealias CFBoolean = NSNumber
+
+public let kCFBooleanTrue: CFBoolean = NSNumber(value: true)
+public let kCFBooleanFalse: CFBoolean = NSNumber(value: false)
 
 public let errSecSuccess: OSStatus = 0
 public let errSecUnimplemented: OSStatus = -4
@@ -20,6 +25,7 @@ public let errSecParam: OSStatus = -50
 public let errSecAllocate: OSStatus = -108
 public let errSecAuthFailed: OSStatus = -25293
 public let errSecItemNotFound: OSStatus = -25300
+public let errSecDuplicateItem: OSStatus = -25299
 public let errSecDecode: OSStatus = -26275
 public let errSecPkcs12VerifyFailure: OSStatus = -25264
 public let errSecUnknownFormat: OSStatus = -25257
@@ -55,17 +61,6 @@ public final class SecCertificate: NSObject, @unchecked Sendable {
     public override var description: String { "<SecCertificate \(certificate.subject)>" }
 }
 
-/// A public or private key (`SecKey`). Sesame holds public keys as SubjectPublicKeyInfo.
-public final class SecKey: NSObject, @unchecked Sendable {
-    // @unchecked: immutable.
-    public let publicKey: PublicKey
-
-    public init(_ publicKey: PublicKey) { self.publicKey = publicKey }
-
-    public override func isEqual(_ object: Any?) -> Bool { (object as? SecKey)?.publicKey == publicKey }
-    public override var hash: Int { publicKey.hashValue }
-}
-
 /// A certificate with its private key (`SecIdentity`).
 public final class SecIdentity: NSObject, @unchecked Sendable {
     // @unchecked: immutable.
@@ -85,6 +80,8 @@ public final class SecPolicy: NSObject, @unchecked Sendable {
         case ssl(server: Bool, hostname: String?)
         /// The chain alone, no name.
         case basicX509
+        /// How revocation is checked (`kSecRevocation…` flags).
+        case revocation(CFOptionFlags)
     }
     let kind: Kind
     init(_ kind: Kind) { self.kind = kind }
@@ -106,6 +103,21 @@ public final class SecTrust: NSObject, @unchecked Sendable {
         policies = [SecPolicy(.ssl(server: true, hostname: trust.host))]
     }
 
+    init(_ trust: ServerTrust, policies: [SecPolicy]) {
+        self.trust = trust
+        self.policies = policies
+    }
+
+    /// What the revocation policies among ``policies`` ask (`SecPolicyCreateRevocation`).
+    var revocationFlags: CFOptionFlags {
+        lock.withLock {
+            policies.reduce(0) { flags, policy in
+                if case .revocation(let more) = policy.kind { return flags | more }
+                return flags
+            }
+        }
+    }
+
     /// The Sesame trust as it is now set: anchors, policies, OCSP responses, validation date.
     public var serverTrust: ServerTrust {
         lock.lock()
@@ -124,6 +136,16 @@ public final class SecTrust: NSObject, @unchecked Sendable {
     }
 
     var peerChain: [Certificate] { lock.withLock { trust.peerChain } }
+
+    /// Every reason the trust is not trusted under its policies; empty when trusted.
+    func failures() -> [String] {
+        let evaluation = serverTrust.evaluate()
+        var failures = evaluation.failures.map(\.description)
+        if revocationFlags & kSecRevocationRequirePositiveResponse != 0, evaluation.ocspStatus?.status != .good {
+            failures.append("the revocation policy requires a positive OCSP response and none was verified")
+        }
+        return failures
+    }
 
     func setAnchors(_ certificates: [Certificate]) { lock.withLock { anchors = certificates } }
     func setAnchorsOnly(_ only: Bool) { lock.withLock { anchorsOnly = only } }
@@ -222,19 +244,19 @@ public func SecPolicyCreateBasicX509() -> SecPolicy { SecPolicy(.basicX509) }
 /// when not). Deprecated by Apple for ``SecTrustEvaluateWithError(_:_:)``, which says why.
 @discardableResult
 public func SecTrustEvaluate(_ trust: SecTrust, _ result: UnsafeMutablePointer<SecTrustResultType>) -> OSStatus {
-    result.pointee = trust.serverTrust.evaluate().isTrusted ? .unspecified : .recoverableTrustFailure
+    result.pointee = trust.failures().isEmpty ? .unspecified : .recoverableTrustFailure
     return errSecSuccess
 }
 
 /// Evaluates the trust; on failure `error` (when given) holds every reason, in Apple's domain
 /// with `errSecNotTrusted` (or a more specific code when there is one).
 public func SecTrustEvaluateWithError(_ trust: SecTrust, _ error: UnsafeMutablePointer<CFError?>?) -> Bool {
-    let evaluation = trust.serverTrust.evaluate()
-    guard !evaluation.isTrusted else { return true }
+    let failures = trust.failures()
+    guard !failures.isEmpty else { return true }
     error?.pointee = NSError(
         domain: NSOSStatusErrorDomain,
         code: Int(errSecNotTrusted),
-        userInfo: [NSLocalizedDescriptionKey: evaluation.description]
+        userInfo: [NSLocalizedDescriptionKey: "not trusted: " + failures.joined(separator: "; ")]
     )
     return false
 }
@@ -266,12 +288,6 @@ public func SecCertificateCopyKey(_ certificate: SecCertificate) -> SecKey? {
     SecKey(certificate.certificate.publicKey)
 }
 
-/// The key's bytes: a public key as its SubjectPublicKeyInfo DER (Apple gives the raw key for
-/// RSA and EC; pin hashes computed over SubjectPublicKeyInfo match Sesame's and AFNetworking's).
-public func SecKeyCopyExternalRepresentation(_ key: SecKey, _ error: UnsafeMutablePointer<CFError?>?) -> CFData? {
-    key.publicKey.spkiDER as NSData
-}
-
 public func SecIdentityCopyCertificate(
     _ identity: SecIdentity,
     _ certificateRef: UnsafeMutablePointer<SecCertificate?>
@@ -282,30 +298,43 @@ public func SecIdentityCopyCertificate(
     return errSecSuccess
 }
 
-public let kSecImportExportPassphrase = "passphrase"
-public let kSecImportItemIdentity = "identity"
-public let kSecImportItemTrust = "trust"
-public let kSecImportItemCertChain = "chain"
-public let kSecImportItemLabel = "label"
+nonisolated(unsafe) public let kSecImportExportPassphrase: CFString = "passphrase"
+nonisolated(unsafe) public let kSecImportItemIdentity: CFString = "identity"
+nonisolated(unsafe) public let kSecImportItemTrust: CFString = "trust"
+nonisolated(unsafe) public let kSecImportItemCertChain: CFString = "chain"
+nonisolated(unsafe) public let kSecImportItemLabel: CFString = "label"
+nonisolated(unsafe) public let kSecImportItemKeyID: CFString = "keyid"
 
 /// Imports a PKCS#12 file's identity: one dictionary with `kSecImportItemIdentity`,
-/// `kSecImportItemCertChain` and `kSecImportItemLabel`. A wrong passphrase is
-/// `errSecAuthFailed`, bytes that are not PKCS#12 `errSecDecode`.
+/// `kSecImportItemCertChain`, `kSecImportItemTrust` (the chain, to evaluate against the system
+/// roots), `kSecImportItemLabel` and `kSecImportItemKeyID` (the SHA-1 of the public key's bits,
+/// as Apple's), keyed by those `CFString`s' text. A wrong passphrase is `errSecAuthFailed`,
+/// bytes that are not PKCS#12 `errSecDecode`.
 public func SecPKCS12Import(
     _ pkcs12Data: CFData,
     _ options: CFDictionary,
     _ items: UnsafeMutablePointer<CFArray?>
 ) -> OSStatus {
     let password =
-        (options[kSecImportExportPassphrase] as? String) ?? (options[kSecImportExportPassphrase] as? NSString).map {
-            $0 as String
-        } ?? ""
+        (options[kSecImportExportPassphrase as String] as? String)
+        ?? (options[kSecImportExportPassphrase as String] as? NSString).map { $0 as String } ?? ""
     do {
         let identity = try Identity(pkcs12: pkcs12Data as Data, password: password)
+        let chain = identity.certificateChain
+        let trust = ServerTrust(
+            host: "",
+            port: 0,
+            peerChain: chain,
+            isResumedSession: false,
+            trustRoots: .system
+        )
         let item: [String: Any] = [
-            kSecImportItemIdentity: SecIdentity(identity),
-            kSecImportItemCertChain: identity.certificateChain.map(SecCertificate.init) as NSArray,
-            kSecImportItemLabel: identity.certificate.subject.commonName ?? identity.certificate.subject.description,
+            kSecImportItemIdentity as String: SecIdentity(identity),
+            kSecImportItemCertChain as String: chain.map(SecCertificate.init) as NSArray,
+            kSecImportItemTrust as String: SecTrust(trust, policies: [SecPolicyCreateBasicX509()]),
+            kSecImportItemLabel as String: identity.certificate.subject.commonName
+                ?? identity.certificate.subject.description,
+            kSecImportItemKeyID as String: identity.certificate.publicKey.keyIdentifier as NSData,
         ]
         items.pointee = [item as NSDictionary] as NSArray
         return errSecSuccess

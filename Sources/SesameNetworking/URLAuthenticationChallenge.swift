@@ -12,7 +12,29 @@ public protocol URLAuthenticationChallengeSender: NSObjectProtocol {
     func rejectProtectionSpaceAndContinue(with challenge: URLAuthenticationChallenge)
 }
 
+/// One of the sender's methods Apple declares optional, as a value: Swift on Linux has no optional
+/// protocol requirements, so `sender.performDefaultHandling!(for: challenge)` and
+/// `sender.rejectProtectionSpaceAndContinue?(with: challenge)`, as Apple code spells them, call
+/// through this (always present, since every sender here implements both).
+public struct URLAuthenticationChallengeSenderCall {
+    let body: (URLAuthenticationChallenge) -> Void
+
+    public func callAsFunction(for challenge: URLAuthenticationChallenge) { body(challenge) }
+    public func callAsFunction(with challenge: URLAuthenticationChallenge) { body(challenge) }
+}
+
 extension URLAuthenticationChallengeSender {
+    /// `performDefaultHandling(for:)` as Apple's optional method, for `sender.performDefaultHandling!(for:)`.
+    public var performDefaultHandling: URLAuthenticationChallengeSenderCall? {
+        URLAuthenticationChallengeSenderCall { [self] in self.performDefaultHandling(for: $0) }
+    }
+
+    /// `rejectProtectionSpaceAndContinue(with:)` as Apple's optional method, for
+    /// `sender.rejectProtectionSpaceAndContinue!(with:)`.
+    public var rejectProtectionSpaceAndContinue: URLAuthenticationChallengeSenderCall? {
+        URLAuthenticationChallengeSenderCall { [self] in self.rejectProtectionSpaceAndContinue(with: $0) }
+    }
+
     public func performDefaultHandling(for challenge: URLAuthenticationChallenge) {
         challenge.challenge.sender?.performDefaultHandling(for: challenge.challenge)
     }

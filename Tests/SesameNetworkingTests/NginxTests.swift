@@ -44,7 +44,8 @@ import Testing
                 guard
                     SecPKCS12Import(p12 as CFData, [kSecImportExportPassphrase: "p12"] as CFDictionary, &items)
                         == errSecSuccess,
-                    let identity = (items as? [[String: Any]])?.first?[kSecImportItemIdentity] as! SecIdentity?
+                    let identity = (items as? [[String: Any]])?.first?[kSecImportItemIdentity as String]
+                        as! SecIdentity?
                 else { return completionHandler(.cancelAuthenticationChallenge, nil) }
                 completionHandler(
                     .useCredential,

@@ -92,7 +92,7 @@ import Testing
                     &items
                 )
                 guard status == errSecSuccess, let first = (items as? [[String: Any]])?.first,
-                    let identity = first[kSecImportItemIdentity] as! SecIdentity?
+                    let identity = first[kSecImportItemIdentity as String] as! SecIdentity?
                 else {
                     completionHandler(.cancelAuthenticationChallenge, nil)
                     return

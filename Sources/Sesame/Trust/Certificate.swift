@@ -204,20 +204,7 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
 
     private static func keyDescription(_ x509: OpaquePointer) -> String {
         guard let key = X509_get0_pubkey(x509) else { return "unknown key" }
-        let bits = EVP_PKEY_get_bits(key)
-        switch EVP_PKEY_get_base_id(key) {
-        case EVP_PKEY_RSA: return "RSA \(bits)"
-        case EVP_PKEY_EC:
-            var name = [CChar](repeating: 0, count: 64)
-            var length = 0
-            if EVP_PKEY_get_group_name(key, &name, name.count, &length) == 1 {
-                let curve = stringFromCBuffer(name)
-                return "EC \(curve == "prime256v1" ? "P-256" : curve == "secp384r1" ? "P-384" : curve)"
-            }
-            return "EC \(bits)"
-        case EVP_PKEY_ED25519: return "Ed25519"
-        default: return "key \(bits) bits"
-        }
+        return PublicKey.description(of: key)
     }
 }
 

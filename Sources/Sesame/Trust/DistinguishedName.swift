@@ -45,6 +45,15 @@ public struct DistinguishedName: Hashable, Sendable, CustomStringConvertible {
         return nil
     }
 
+    /// The values of every attribute with this short name, in order.
+    public func values(of attribute: String) -> [String] {
+        Self.components(of: description).compactMap { component in
+            let parts = component.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, parts[0].caseInsensitiveCompare(attribute) == .orderedSame else { return nil }
+            return String(parts[1])
+        }
+    }
+
     /// The common name (CN), if the name has one.
     public var commonName: String? { firstValue(of: "CN") }
 
