@@ -3,17 +3,33 @@ import Sesame
 
 // Security.framework's keys: `SecKey` over Sesame's public keys, in Apple's formats.
 
-/// A public key (`SecKey`). Keys made here are public; a private key stays inside its
-/// ``SecIdentity`` (TLS client authentication uses it there).
+/// A key (`SecKey`): a public key, or the private key of an identity
+/// (`SecIdentityCopyPrivateKey`), which signs but is never made from bytes here.
 public final class SecKey: NSObject, @unchecked Sendable {
     // @unchecked: immutable.
     public let publicKey: PublicKey
+    /// The identity whose private key this is; nil for a public key.
+    public let privateKeyOwner: Identity?
 
-    public init(_ publicKey: PublicKey) { self.publicKey = publicKey }
+    public init(_ publicKey: PublicKey) {
+        self.publicKey = publicKey
+        privateKeyOwner = nil
+    }
 
-    public override func isEqual(_ object: Any?) -> Bool { (object as? SecKey)?.publicKey == publicKey }
+    /// The private key of `identity`.
+    public init(privateKeyOf identity: Identity) {
+        publicKey = identity.certificate.publicKey
+        privateKeyOwner = identity
+    }
+
+    var isPrivate: Bool { privateKeyOwner != nil }
+
+    public override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? SecKey else { return false }
+        return other.publicKey == publicKey && other.isPrivate == isPrivate
+    }
     public override var hash: Int { publicKey.hashValue }
-    public override var description: String { "<SecKey \(publicKey.algorithm) public>" }
+    public override var description: String { "<SecKey \(publicKey.algorithm) \(isPrivate ? "private" : "public")>" }
 }
 
 nonisolated(unsafe) public let kSecAttrKeyType: CFString = "type"
@@ -26,11 +42,12 @@ nonisolated(unsafe) public let kSecAttrKeyClassPublic: CFString = "0"
 nonisolated(unsafe) public let kSecAttrKeyClassPrivate: CFString = "1"
 nonisolated(unsafe) public let kSecAttrKeyClassSymmetric: CFString = "2"
 
-/// The key's bytes as Apple gives them: for RSA the DER PKCS#1 RSAPublicKey, for EC the
-/// uncompressed ANSI X9.63 point `04‖X‖Y`. The pinning idiom that hashes an ASN.1 header plus
-/// these bytes gets the same SHA-256 as `sesame trust` prints.
+/// The key's bytes as Apple gives them: for RSA the DER PKCS#1 RSAPublicKey (RSAPrivateKey for a
+/// private key), for EC the uncompressed ANSI X9.63 point `04‖X‖Y` (followed by the scalar `K`
+/// for a private key). The pinning idiom that hashes an ASN.1 header plus a public key's bytes
+/// gets the same SHA-256 as `sesame trust` prints.
 public func SecKeyCopyExternalRepresentation(_ key: SecKey, _ error: UnsafeMutablePointer<CFError?>?) -> CFData? {
-    let raw = key.publicKey.rawRepresentation
+    let raw = key.privateKeyOwner?.privateKeyRawRepresentation ?? key.publicKey.rawRepresentation
     guard !raw.isEmpty else {
         error?.pointee = securityError(
             errSecUnimplemented,
@@ -90,9 +107,159 @@ public func SecKeyCopyAttributes(_ key: SecKey) -> CFDictionary? {
     let attributes: [String: Any] = [
         kSecAttrKeyType as String: type,
         kSecAttrKeySizeInBits as String: NSNumber(value: key.publicKey.bitCount),
-        kSecAttrKeyClass as String: kSecAttrKeyClassPublic,
+        kSecAttrKeyClass as String: key.isPrivate ? kSecAttrKeyClassPrivate : kSecAttrKeyClassPublic,
     ]
     return attributes as NSDictionary
+}
+
+/// The public key of `key` (itself for a public key).
+public func SecKeyCopyPublicKey(_ key: SecKey) -> SecKey? { key.isPrivate ? SecKey(key.publicKey) : key }
+
+/// The private key of an identity.
+public func SecIdentityCopyPrivateKey(
+    _ identity: SecIdentity,
+    _ privateKeyRef: UnsafeMutablePointer<SecKey?>
+) -> OSStatus {
+    privateKeyRef.pointee = SecKey(privateKeyOf: identity.identity)
+    return errSecSuccess
+}
+
+/// What a key is asked to do (`SecKeyOperationType`).
+public enum SecKeyOperationType: Int, Sendable {
+    case sign = 0
+    case verify = 1
+    case encrypt = 2
+    case decrypt = 3
+    case keyExchange = 4
+}
+
+/// A signature algorithm (`SecKeyAlgorithm`), with Apple's names and raw values.
+public struct SecKeyAlgorithm: RawRepresentable, Hashable, @unchecked Sendable {
+    // @unchecked: the raw value is an immutable string.
+    public let rawValue: CFString
+    public init(rawValue: CFString) { self.rawValue = rawValue }
+
+    public static let rsaSignatureMessagePKCS1v15SHA1 = Self(rawValue: "algid:sign:RSA:message-PKCS1v15:SHA1")
+    public static let rsaSignatureMessagePKCS1v15SHA224 = Self(rawValue: "algid:sign:RSA:message-PKCS1v15:SHA224")
+    public static let rsaSignatureMessagePKCS1v15SHA256 = Self(rawValue: "algid:sign:RSA:message-PKCS1v15:SHA256")
+    public static let rsaSignatureMessagePKCS1v15SHA384 = Self(rawValue: "algid:sign:RSA:message-PKCS1v15:SHA384")
+    public static let rsaSignatureMessagePKCS1v15SHA512 = Self(rawValue: "algid:sign:RSA:message-PKCS1v15:SHA512")
+    public static let rsaSignatureDigestPKCS1v15SHA1 = Self(rawValue: "algid:sign:RSA:digest-PKCS1v15:SHA1")
+    public static let rsaSignatureDigestPKCS1v15SHA224 = Self(rawValue: "algid:sign:RSA:digest-PKCS1v15:SHA224")
+    public static let rsaSignatureDigestPKCS1v15SHA256 = Self(rawValue: "algid:sign:RSA:digest-PKCS1v15:SHA256")
+    public static let rsaSignatureDigestPKCS1v15SHA384 = Self(rawValue: "algid:sign:RSA:digest-PKCS1v15:SHA384")
+    public static let rsaSignatureDigestPKCS1v15SHA512 = Self(rawValue: "algid:sign:RSA:digest-PKCS1v15:SHA512")
+    public static let rsaSignatureMessagePSSSHA1 = Self(rawValue: "algid:sign:RSA:message-PSS:SHA1")
+    public static let rsaSignatureMessagePSSSHA224 = Self(rawValue: "algid:sign:RSA:message-PSS:SHA224")
+    public static let rsaSignatureMessagePSSSHA256 = Self(rawValue: "algid:sign:RSA:message-PSS:SHA256")
+    public static let rsaSignatureMessagePSSSHA384 = Self(rawValue: "algid:sign:RSA:message-PSS:SHA384")
+    public static let rsaSignatureMessagePSSSHA512 = Self(rawValue: "algid:sign:RSA:message-PSS:SHA512")
+    public static let rsaSignatureDigestPSSSHA1 = Self(rawValue: "algid:sign:RSA:digest-PSS:SHA1")
+    public static let rsaSignatureDigestPSSSHA224 = Self(rawValue: "algid:sign:RSA:digest-PSS:SHA224")
+    public static let rsaSignatureDigestPSSSHA256 = Self(rawValue: "algid:sign:RSA:digest-PSS:SHA256")
+    public static let rsaSignatureDigestPSSSHA384 = Self(rawValue: "algid:sign:RSA:digest-PSS:SHA384")
+    public static let rsaSignatureDigestPSSSHA512 = Self(rawValue: "algid:sign:RSA:digest-PSS:SHA512")
+    public static let ecdsaSignatureMessageX962SHA1 = Self(rawValue: "algid:sign:ECDSA:message-X962:SHA1")
+    public static let ecdsaSignatureMessageX962SHA224 = Self(rawValue: "algid:sign:ECDSA:message-X962:SHA224")
+    public static let ecdsaSignatureMessageX962SHA256 = Self(rawValue: "algid:sign:ECDSA:message-X962:SHA256")
+    public static let ecdsaSignatureMessageX962SHA384 = Self(rawValue: "algid:sign:ECDSA:message-X962:SHA384")
+    public static let ecdsaSignatureMessageX962SHA512 = Self(rawValue: "algid:sign:ECDSA:message-X962:SHA512")
+    public static let ecdsaSignatureDigestX962SHA1 = Self(rawValue: "algid:sign:ECDSA:digest-X962:SHA1")
+    public static let ecdsaSignatureDigestX962SHA224 = Self(rawValue: "algid:sign:ECDSA:digest-X962:SHA224")
+    public static let ecdsaSignatureDigestX962SHA256 = Self(rawValue: "algid:sign:ECDSA:digest-X962:SHA256")
+    public static let ecdsaSignatureDigestX962SHA384 = Self(rawValue: "algid:sign:ECDSA:digest-X962:SHA384")
+    public static let ecdsaSignatureDigestX962SHA512 = Self(rawValue: "algid:sign:ECDSA:digest-X962:SHA512")
+
+    /// The scheme the algorithm names; nil for one Sesame does not sign with.
+    var scheme: SignatureScheme? {
+        let parts = (rawValue as String).split(separator: ":")
+        guard parts.count == 5, parts[0] == "algid", parts[1] == "sign" else { return nil }
+        let form = parts[3].split(separator: "-")
+        guard form.count == 2 else { return nil }
+        let padding: SignatureScheme.Padding
+        switch (parts[2], form[1]) {
+        case ("RSA", "PKCS1v15"): padding = .rsaPKCS1v15
+        case ("RSA", "PSS"): padding = .rsaPSS
+        case ("ECDSA", "X962"): padding = .ecdsaX962
+        default: return nil
+        }
+        let hash: SignatureScheme.Hash
+        switch parts[4] {
+        case "SHA1": hash = .sha1
+        case "SHA224": hash = .sha224
+        case "SHA256": hash = .sha256
+        case "SHA384": hash = .sha384
+        case "SHA512": hash = .sha512
+        default: return nil
+        }
+        return SignatureScheme(padding: padding, hash: hash, inputIsDigest: form[0] == "digest")
+    }
+}
+
+/// Whether `key` can do `operation` with `algorithm`: sign with a private key, verify with
+/// either, in a scheme that fits the key's type.
+public func SecKeyIsAlgorithmSupported(
+    _ key: SecKey,
+    _ operation: SecKeyOperationType,
+    _ algorithm: SecKeyAlgorithm
+)
+    -> Bool
+{
+    guard let scheme = algorithm.scheme, scheme.fits(key.publicKey.kind) else { return false }
+    switch operation {
+    case .sign: return key.isPrivate
+    case .verify: return true
+    case .encrypt, .decrypt, .keyExchange: return false
+    }
+}
+
+/// Signs `dataToSign` (the message, or its hash for a `…Digest…` algorithm) with a private key.
+public func SecKeyCreateSignature(
+    _ key: SecKey,
+    _ algorithm: SecKeyAlgorithm,
+    _ dataToSign: CFData,
+    _ error: UnsafeMutablePointer<CFError?>?
+) -> CFData? {
+    guard let identity = key.privateKeyOwner else {
+        error?.pointee = securityError(errSecParam, "a public key cannot sign")
+        return nil
+    }
+    guard let scheme = algorithm.scheme else {
+        error?.pointee = securityError(
+            errSecUnimplemented,
+            "\(algorithm.rawValue) is not a signature algorithm Sesame has"
+        )
+        return nil
+    }
+    do {
+        return try identity.sign(dataToSign as Data, using: scheme) as NSData
+    } catch let failure {
+        error?.pointee = securityError(errSecParam, "\(failure)")
+        return nil
+    }
+}
+
+/// Whether `signature` is `key`'s over `signedData` under `algorithm`; on a mismatch `error`
+/// says so (`errSecVerifyFailed`).
+public func SecKeyVerifySignature(
+    _ key: SecKey,
+    _ algorithm: SecKeyAlgorithm,
+    _ signedData: CFData,
+    _ signature: CFData,
+    _ error: UnsafeMutablePointer<CFError?>?
+) -> Bool {
+    guard let scheme = algorithm.scheme else {
+        error?.pointee = securityError(
+            errSecUnimplemented,
+            "\(algorithm.rawValue) is not a signature algorithm Sesame has"
+        )
+        return false
+    }
+    guard key.publicKey.verify(signature as Data, of: signedData as Data, using: scheme) else {
+        error?.pointee = securityError(errSecVerifyFailed, "the signature does not verify")
+        return false
+    }
+    return true
 }
 
 /// The size of a block the key works on, in bytes: the modulus for RSA.

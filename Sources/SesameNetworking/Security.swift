@@ -26,6 +26,7 @@ public let errSecAllocate: OSStatus = -108
 public let errSecAuthFailed: OSStatus = -25293
 public let errSecItemNotFound: OSStatus = -25300
 public let errSecDuplicateItem: OSStatus = -25299
+public let errSecVerifyFailed: OSStatus = -67808
 public let errSecDecode: OSStatus = -26275
 public let errSecPkcs12VerifyFailure: OSStatus = -25264
 public let errSecUnknownFormat: OSStatus = -25257

@@ -160,6 +160,64 @@ import Testing
         #expect(kCFBooleanTrue.boolValue && !kCFBooleanFalse.boolValue)
     }
 
+    /// Request signing as apps write it, checked by `openssl dgst -verify` on the same bytes.
+    @Test func signaturesFromAnIdentitysKeyVerifyHereAndInOpenSSL() throws {
+        let folder = try ScratchFolder.make("apple-signatures")
+        let message = Data("GET /v1/orders\nx-date: 20261204T170000Z".utf8)
+        let cases: [(TestPKI.KeyType, SecKeyAlgorithm, [String])] = [
+            (.ecdsaP256, .ecdsaSignatureMessageX962SHA256, []),
+            (.rsa2048, .rsaSignatureMessagePKCS1v15SHA256, []),
+            (
+                .rsa2048, .rsaSignatureMessagePSSSHA256,
+                ["-sigopt", "rsa_padding_mode:pss", "-sigopt", "rsa_pss_saltlen:digest"]
+            ),
+        ]
+        for (keyType, algorithm, options) in cases {
+            let client = try pki.clientCertificate(commonName: "signer", key: keyType)
+            let p12 = try client.pkcs12(password: "pw")
+            var items: CFArray?
+            #expect(
+                SecPKCS12Import(p12 as CFData, [kSecImportExportPassphrase as String: "pw"] as CFDictionary, &items)
+                    == errSecSuccess
+            )
+            let first = (items as? [[String: Any]])?.first
+            let identity = first?[kSecImportItemIdentity as String] as! SecIdentity
+            var privateKey: SecKey?
+            #expect(SecIdentityCopyPrivateKey(identity, &privateKey) == errSecSuccess)
+            #expect(SecKeyIsAlgorithmSupported(privateKey!, .sign, algorithm))
+            var error: CFError?
+            let signature = SecKeyCreateSignature(privateKey!, algorithm, message as CFData, &error)
+            #expect(signature != nil, "\(String(describing: error))")
+            let publicKey = SecKeyCopyPublicKey(privateKey!)!
+            #expect(SecKeyVerifySignature(publicKey, algorithm, message as CFData, signature!, &error))
+            #expect(!SecKeyVerifySignature(publicKey, algorithm, Data("tampered".utf8) as CFData, signature!, &error))
+            #expect((error as NSError?)?.code == Int(errSecVerifyFailed))
+            #expect(SecKeyCreateSignature(publicKey, algorithm, message as CFData, &error) == nil)
+
+            let pem = folder.appendingPathComponent("key.pem")
+            let spki = client.certificate.publicKey.spkiDER.base64EncodedString(options: [.lineLength64Characters])
+            try Data("-----BEGIN PUBLIC KEY-----\n\(spki)\n-----END PUBLIC KEY-----\n".utf8).write(to: pem)
+            let data = folder.appendingPathComponent("message")
+            try message.write(to: data)
+            let sig = folder.appendingPathComponent("signature")
+            try (signature! as Data).write(to: sig)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+            process.arguments =
+                ["dgst", "-sha256", "-verify", pem.path, "-signature", sig.path] + options + [data.path]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "openssl refused the \(algorithm.rawValue) signature")
+        }
+        // An EC private key's external representation is the point, then the scalar.
+        let ec = try pki.clientCertificate(commonName: "ec", key: .ecdsaP256)
+        let key = SecKey(privateKeyOf: try ec.identity())
+        let raw = SecKeyCopyExternalRepresentation(key, nil)! as Data
+        #expect(raw.count == 97 && raw.prefix(65) == ec.certificate.publicKey.rawRepresentation)
+    }
+
     static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
     static func bytes(_ hex: String) -> [UInt8] {
         stride(from: 0, to: hex.count, by: 2).map {
