@@ -145,7 +145,7 @@ extension PublicKey {
     }
 
     /// An owned EVP_PKEY (free it) from SubjectPublicKeyInfo DER that holds nothing else.
-    private static func parse(_ der: Data) -> OpaquePointer? {
+    static func parse(_ der: Data) -> OpaquePointer? {
         der.withUnsafeBytes { raw -> OpaquePointer? in
             guard let base = raw.baseAddress, raw.count > 0 else { return nil }
             var cursor: UnsafePointer<UInt8>? = base.assumingMemoryBound(to: UInt8.self)

@@ -105,15 +105,7 @@ extension Identity {
                     "the key cannot sign with \(scheme) (\(OpenSSLErrorStack.drain()))"
                 )
             }
-            var length = 0
-            guard EVP_PKEY_sign(context, nil, &length, bytes, bytes.count) == 1 else {
-                throw SesameError(.invalidPrivateKey, "signing failed (\(OpenSSLErrorStack.drain()))")
-            }
-            var signature = [UInt8](repeating: 0, count: length)
-            guard EVP_PKEY_sign(context, &signature, &length, bytes, bytes.count) == 1 else {
-                throw SesameError(.invalidPrivateKey, "signing failed (\(OpenSSLErrorStack.drain()))")
-            }
-            return Data(signature.prefix(length))
+            return try Self.signature { EVP_PKEY_sign(context, $0, &$1, bytes, bytes.count) }
         }
         guard let context = EVP_MD_CTX_new() else { throw SesameError(.invalidPrivateKey, "out of memory") }
         defer { EVP_MD_CTX_free(context) }
@@ -124,12 +116,19 @@ extension Identity {
         else {
             throw SesameError(.invalidPrivateKey, "the key cannot sign with \(scheme) (\(OpenSSLErrorStack.drain()))")
         }
+        return try Self.signature { EVP_DigestSign(context, $0, &$1, bytes, bytes.count) }
+    }
+
+    /// OpenSSL's two-call signing: the length with no buffer, then the signature.
+    private static func signature(
+        _ sign: (UnsafeMutablePointer<UInt8>?, inout Int) -> Int32
+    ) throws -> Data {
         var length = 0
-        guard EVP_DigestSign(context, nil, &length, bytes, bytes.count) == 1 else {
+        guard sign(nil, &length) == 1 else {
             throw SesameError(.invalidPrivateKey, "signing failed (\(OpenSSLErrorStack.drain()))")
         }
         var signature = [UInt8](repeating: 0, count: length)
-        guard EVP_DigestSign(context, &signature, &length, bytes, bytes.count) == 1 else {
+        guard signature.withUnsafeMutableBufferPointer({ sign($0.baseAddress, &length) }) == 1 else {
             throw SesameError(.invalidPrivateKey, "signing failed (\(OpenSSLErrorStack.drain()))")
         }
         return Data(signature.prefix(length))
@@ -166,7 +165,7 @@ extension PublicKey {
     /// Whether `signature` is this key's over `input` (the message, or its hash for a digest
     /// scheme) under `scheme`.
     public func verify(_ signature: Data, of input: Data, using scheme: SignatureScheme) -> Bool {
-        guard scheme.fits(kind), let key = parsedKey() else { return false }
+        guard scheme.fits(kind), let key = Self.parse(spkiDER) else { return false }
         defer { EVP_PKEY_free(key) }
         let bytes = [UInt8](input)
         let signed = [UInt8](signature)
@@ -187,14 +186,5 @@ extension PublicKey {
             scheme.configure(keyContext)
         else { return false }
         return EVP_DigestVerify(context, signed, signed.count, bytes, bytes.count) == 1
-    }
-
-    /// An owned EVP_PKEY for the key (free it).
-    private func parsedKey() -> OpaquePointer? {
-        spkiDER.withUnsafeBytes { raw -> OpaquePointer? in
-            guard let base = raw.baseAddress else { return nil }
-            var cursor: UnsafePointer<UInt8>? = base.assumingMemoryBound(to: UInt8.self)
-            return d2i_PUBKEY(nil, &cursor, raw.count)
-        }
     }
 }
