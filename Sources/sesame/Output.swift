@@ -15,7 +15,8 @@ enum Usage {
                sesame credentials list | add | remove | default | migrate [URL -u USER[:PASS] --realm R]
                sesame trust https://HOST[:PORT]/ [--cacert F] [--json]
                sesame trust evaluate --leaf F [--intermediates F] --anchors F [--host H | --ip A]
-                                     [--at RFC3339] [--max-depth N] [--crl F] [--ocsp F] [--json]
+                                     [--at RFC3339] [--max-depth N] [--crl F] [--ocsp F]
+                                     [--policy OID] [--explicit-policy] [--json] [-v]
                sesame demo [--step NAME] [--list]
                sesame --version | --help
 
@@ -74,8 +75,14 @@ enum Usage {
               --pinning-mode MODE    none, certificate or publickey (default with --pin-cert)
               --pinnedpubkey PINS    sha256//BASE64[;sha256//...]: a public key of the validated
                                      chain must have one of these SPKI hashes (curl's syntax)
-              --crl FILE             check every certificate of the chain against this CRL
-                                     (DER or PEM; repeatable; nothing is fetched)
+              --crl FILE             check every certificate below the anchor against the CRLs
+                                     in FILE (DER, or any number in PEM; repeatable; delta
+                                     CRLs too; nothing is fetched)
+              --policy OID           a certificate policy the chain may be valid for (repeatable;
+                                     default any); with --explicit-policy it must be
+              --explicit-policy      the chain must be valid for a --policy (RFC 5280 §6.1.1)
+              --inhibit-policy-mapping, --inhibit-any-policy
+                                     RFC 5280's other two policy inputs
               --no-validate-domain   do not check the certificate's names against the host
           -E, --cert FILE[:PASS]     send this client certificate when a server asks (PEM with its
                                      key, or PKCS#12; a backslash before ':' keeps it in FILE);
