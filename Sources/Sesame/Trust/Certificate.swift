@@ -189,6 +189,12 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
             || X509_get_ext_by_NID(box.pointer, NID_policy_mappings, -1) >= 0
     }
 
+    /// True when the certificate carries policyConstraints but no certificatePolicies.
+    var hasPolicyConstraintsWithoutPolicies: Bool {
+        X509_get_ext_by_NID(box.pointer, NID_policy_constraints, -1) >= 0
+            && X509_get_ext_by_NID(box.pointer, NID_certificate_policies, -1) < 0
+    }
+
     public var description: String {
         "Certificate(subject: \(subject), issuer: \(issuer), serial: \(serialNumber))"
     }

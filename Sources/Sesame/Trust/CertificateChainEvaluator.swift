@@ -104,7 +104,7 @@ public enum CertificateChainEvaluator {
         while let excluded = pending.popLast(), candidates.count < pathBudget {
             guard tried.insert(excluded).inserted else { continue }
             let offered = intermediates.indices.filter { !excluded.contains($0) }.map { intermediates[$0] }
-            let result = evaluatePath(
+            let result = evaluateCandidate(
                 leaf: leaf,
                 intermediates: offered,
                 chain: chain,
@@ -139,6 +139,57 @@ public enum CertificateChainEvaluator {
         (result.contains(.untrustedRoot) ? 1000 : 0) + result.failures.count
     }
 
+    /// One path from `leaf` with `intermediates`. Policies are processed by OpenSSL unless a
+    /// certificate offered carries policyConstraints without certificatePolicies
+    /// (``ExplicitPolicyCount`` says why): then the path is built without OpenSSL's policy check,
+    /// and either counted (it holds such a certificate) or built again from its own certificates
+    /// with the policy check (it does not, and none of them leaks).
+    private static func evaluateCandidate(
+        leaf: Certificate,
+        intermediates: [Certificate],
+        chain: [Certificate],
+        roots: TrustRoots,
+        host: String?,
+        date: Date?,
+        maximumDepth: Int?,
+        crls: [CertificateRevocationList],
+        ocspResponses: [Data],
+        policies: CertificatePolicyRequirements
+    ) -> TrustEvaluationResult {
+        func path(_ offered: [Certificate], processesPolicies: Bool) -> TrustEvaluationResult {
+            evaluatePath(
+                leaf: leaf,
+                intermediates: offered,
+                chain: chain,
+                roots: roots,
+                host: host,
+                date: date,
+                maximumDepth: maximumDepth,
+                crls: crls,
+                ocspResponses: ocspResponses,
+                policies: policies,
+                processesPolicies: processesPolicies
+            )
+        }
+        guard ([leaf] + intermediates).contains(where: ExplicitPolicyCount.needsCounting) else {
+            return path(intermediates, processesPolicies: true)
+        }
+        let result = path(intermediates, processesPolicies: false)
+        let built = result.verifiedChain
+        guard built.count > 1 else { return result }
+        if built.dropLast().contains(where: ExplicitPolicyCount.needsCounting) {
+            var counted = TrustEvaluationResult(
+                failures: result.failures + ExplicitPolicyCount.failures(of: built, requirements: policies),
+                verifiedChain: built
+            )
+            counted.observedChain = result.observedChain
+            counted.ocspStatus = result.ocspStatus
+            return counted
+        }
+        let own = built.dropFirst().dropLast().filter { intermediates.contains($0) }
+        return path(Array(own), processesPolicies: true)
+    }
+
     /// One path: OpenSSL's build and checks from `leaf` with `intermediates`, then the server profile.
     private static func evaluatePath(
         leaf: Certificate,
@@ -150,7 +201,8 @@ public enum CertificateChainEvaluator {
         maximumDepth: Int?,
         crls: [CertificateRevocationList],
         ocspResponses: [Data],
-        policies: CertificatePolicyRequirements
+        policies: CertificatePolicyRequirements,
+        processesPolicies: Bool
     ) -> TrustEvaluationResult {
         let store: X509StoreBox
         do {
@@ -210,7 +262,7 @@ public enum CertificateChainEvaluator {
                 )
             )
         }
-        let invalidPolicies = policies.configure(parameters)
+        let invalidPolicies = policies.configure(parameters, processing: processesPolicies)
         guard invalidPolicies.isEmpty else {
             return TrustEvaluationResult(
                 failures: [
@@ -284,7 +336,7 @@ public enum CertificateChainEvaluator {
         var result = TrustEvaluationResult(failures: failures, verifiedChain: built)
         result.observedChain = chain
         result.ocspStatus = ocsp.status
-        if verified == 1 { result.validPolicies = policies.validPolicies(of: context) }
+        if verified == 1, processesPolicies { result.validPolicies = policies.validPolicies(of: context) }
         return result
     }
 }

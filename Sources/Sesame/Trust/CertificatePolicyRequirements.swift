@@ -49,11 +49,12 @@ public struct CertificatePolicyRequirements: Hashable, Sendable {
         return true
     }
 
-    /// Sets these requirements on OpenSSL's verification parameters; returns the policies that
-    /// are not object identifiers (nothing is set then).
-    func configure(_ parameters: OpaquePointer?) -> [String] {
+    /// Sets these requirements on OpenSSL's verification parameters (with `processing` false,
+    /// only checks them: ``ExplicitPolicyCount`` decides); returns the policies that are not
+    /// object identifiers (nothing is set then).
+    func configure(_ parameters: OpaquePointer?, processing: Bool = true) -> [String] {
         let invalid = acceptablePolicies.filter { $0 != Self.anyPolicy && !Self.isObjectIdentifier($0) }.sorted()
-        guard invalid.isEmpty else { return invalid }
+        guard invalid.isEmpty, processing else { return invalid }
         var flags = X509_V_FLAG_POLICY_CHECK
         if requiresExplicitPolicy { flags |= X509_V_FLAG_EXPLICIT_POLICY }
         if inhibitsPolicyMapping { flags |= X509_V_FLAG_INHIBIT_MAP }

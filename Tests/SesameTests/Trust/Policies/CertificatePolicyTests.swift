@@ -70,6 +70,9 @@ import Testing
     static func requireExplicitPolicy(_ skip: UInt8, critical: Bool = true) -> Extension {
         ("2.5.29.36", critical, der(0x30, [0x80, 0x01, skip]))
     }
+    static func inhibitPolicyMapping(_ skip: UInt8) -> Extension {
+        ("2.5.29.36", true, der(0x30, [0x81, 0x01, skip]))
+    }
     static func inhibitAnyPolicy(_ skip: UInt8) -> Extension { ("2.5.29.54", true, [0x02, 0x01, skip]) }
     static let any = CertificatePolicyRequirements.anyPolicy
 
@@ -211,6 +214,29 @@ import Testing
 
     /// A hostile path: CAs with a thousand policies each, a thousand mappings between them. The
     /// policy tree's bound stops the work, and the path is refused with that reason.
+    /// A CA with policyConstraints and no certificatePolicies empties the valid policy tree
+    /// (§6.1.3 (e)); the path then stands or falls by the explicit_policy count alone (these
+    /// paths are counted by Sesame: OpenSSL leaks when it processes them).
+    @Test func policyConstraintsWithoutPoliciesAreCounted() throws {
+        let now = try evaluate(intermediate: [Self.requireExplicitPolicy(0)], leaf: [Self.policies([Self.p1])])
+        #expect(now.contains(.certificatePolicy), "\(now)")
+        let later = try evaluate(intermediate: [Self.requireExplicitPolicy(5)], leaf: [Self.policies([Self.p1])])
+        #expect(later.isTrusted, "\(later)")
+        #expect(later.validPolicies.isEmpty)
+        let mappingOnly = try evaluate(intermediate: [Self.inhibitPolicyMapping(0)], leaf: [])
+        #expect(mappingOnly.isTrusted, "\(mappingOnly)")
+        var explicit = CertificatePolicyRequirements()
+        explicit.requiresExplicitPolicy = true
+        let required = try evaluate(intermediate: [Self.inhibitPolicyMapping(0)], leaf: [], requirements: explicit)
+        #expect(required.contains(.certificatePolicy), "\(required)")
+        // The count of a leaf-level requireExplicitPolicy of 0 (§6.1.5 (b)).
+        let atLeaf = try evaluate(
+            intermediate: [Self.inhibitPolicyMapping(3)],
+            leaf: [Self.requireExplicitPolicy(0, critical: false)]
+        )
+        #expect(atLeaf.contains(.certificatePolicy), "\(atLeaf)")
+    }
+
     @Test func aHostileWebOfPoliciesAndMappingsIsBounded() throws {
         let policies = (0..<1000).map { "1.3.6.1.4.1.55738.8.\($0)" }
         let mapped = (0..<1000).map { ("1.3.6.1.4.1.55738.8.\($0)", "1.3.6.1.4.1.55738.7.\($0 % 10)") }
