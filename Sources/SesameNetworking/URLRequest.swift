@@ -58,7 +58,8 @@ public struct URLRequest: Hashable, Sendable, CustomStringConvertible {
         self.timeoutInterval = timeoutInterval
     }
 
-    /// `GET` unless set; Apple upper-cases nothing, and neither does Sesame.
+    /// `GET` unless set. Kept as set: unlike Foundation, which upper-cases the standard methods
+    /// (`get` becomes `GET`), Sesame sends the spelling given.
     public var httpMethod: String? {
         get { method ?? "GET" }
         set { method = newValue }

@@ -20,7 +20,8 @@ open class URLResponse: NSObject, @unchecked Sendable {
         textEncodingName = name
     }
 
-    /// A file name suggested by `Content-Disposition`, else the URL's last path component.
+    /// The URL's last path component ("Unknown" when there is none). Unlike Foundation, the
+    /// `Content-Disposition` field is not read yet.
     open var suggestedFilename: String? {
         let last = url?.lastPathComponent ?? ""
         return last.isEmpty || last == "/" ? "Unknown" : last
