@@ -97,6 +97,17 @@ public enum CertificateChainEvaluator {
         // each intermediate it used, depth first, so that a second issuer (a cross-signed
         // intermediate, an alternate chain) is tried. Bounded: a hostile mesh of certificates costs
         // at most `pathBudget` builds. The failure reported is that of the best path.
+        let inputs = PathInputs(
+            leaf: leaf,
+            chain: chain,
+            roots: roots,
+            host: host,
+            date: date,
+            maximumDepth: maximumDepth,
+            crls: crls,
+            ocspResponses: ocspResponses,
+            policies: policies
+        )
         var tried: Set<Set<Int>> = []
         var pending: [Set<Int>] = [[]]
         var candidates: [CandidatePath] = []
@@ -104,18 +115,7 @@ public enum CertificateChainEvaluator {
         while let excluded = pending.popLast(), candidates.count < pathBudget {
             guard tried.insert(excluded).inserted else { continue }
             let offered = intermediates.indices.filter { !excluded.contains($0) }.map { intermediates[$0] }
-            let result = evaluateCandidate(
-                leaf: leaf,
-                intermediates: offered,
-                chain: chain,
-                roots: roots,
-                host: host,
-                date: date,
-                maximumDepth: maximumDepth,
-                crls: crls,
-                ocspResponses: ocspResponses,
-                policies: policies
-            )
+            let result = evaluateCandidate(inputs, intermediates: offered)
             candidates.append(CandidatePath(chain: result.verifiedChain, failures: result.failures))
             if result.isTrusted {
                 best = result
@@ -144,34 +144,11 @@ public enum CertificateChainEvaluator {
     /// (``ExplicitPolicyCount`` says why): then the path is built without OpenSSL's policy check,
     /// and either counted (it holds such a certificate) or built again from its own certificates
     /// with the policy check (it does not, and none of them leaks).
-    private static func evaluateCandidate(
-        leaf: Certificate,
-        intermediates: [Certificate],
-        chain: [Certificate],
-        roots: TrustRoots,
-        host: String?,
-        date: Date?,
-        maximumDepth: Int?,
-        crls: [CertificateRevocationList],
-        ocspResponses: [Data],
-        policies: CertificatePolicyRequirements
-    ) -> TrustEvaluationResult {
+    private static func evaluateCandidate(_ inputs: PathInputs, intermediates: [Certificate]) -> TrustEvaluationResult {
         func path(_ offered: [Certificate], processesPolicies: Bool) -> TrustEvaluationResult {
-            evaluatePath(
-                leaf: leaf,
-                intermediates: offered,
-                chain: chain,
-                roots: roots,
-                host: host,
-                date: date,
-                maximumDepth: maximumDepth,
-                crls: crls,
-                ocspResponses: ocspResponses,
-                policies: policies,
-                processesPolicies: processesPolicies
-            )
+            evaluatePath(inputs, intermediates: offered, processesPolicies: processesPolicies)
         }
-        guard ([leaf] + intermediates).contains(where: ExplicitPolicyCount.needsCounting) else {
+        guard ([inputs.leaf] + intermediates).contains(where: ExplicitPolicyCount.needsCounting) else {
             return path(intermediates, processesPolicies: true)
         }
         let result = path(intermediates, processesPolicies: false)
@@ -179,7 +156,7 @@ public enum CertificateChainEvaluator {
         guard built.count > 1 else { return result }
         if built.dropLast().contains(where: ExplicitPolicyCount.needsCounting) {
             var counted = TrustEvaluationResult(
-                failures: result.failures + ExplicitPolicyCount.failures(of: built, requirements: policies),
+                failures: result.failures + ExplicitPolicyCount.failures(of: built, requirements: inputs.policies),
                 verifiedChain: built
             )
             counted.observedChain = result.observedChain
@@ -190,20 +167,29 @@ public enum CertificateChainEvaluator {
         return path(Array(own), processesPolicies: true)
     }
 
-    /// One path: OpenSSL's build and checks from `leaf` with `intermediates`, then the server profile.
+    /// What every path of one evaluation is built from and checked against.
+    private struct PathInputs {
+        let leaf: Certificate
+        let chain: [Certificate]
+        let roots: TrustRoots
+        let host: String?
+        let date: Date?
+        let maximumDepth: Int?
+        let crls: [CertificateRevocationList]
+        let ocspResponses: [Data]
+        let policies: CertificatePolicyRequirements
+    }
+
+    /// One path: OpenSSL's build and checks from the leaf with `intermediates`, then the server profile.
     private static func evaluatePath(
-        leaf: Certificate,
+        _ inputs: PathInputs,
         intermediates: [Certificate],
-        chain: [Certificate],
-        roots: TrustRoots,
-        host: String?,
-        date: Date?,
-        maximumDepth: Int?,
-        crls: [CertificateRevocationList],
-        ocspResponses: [Data],
-        policies: CertificatePolicyRequirements,
         processesPolicies: Bool
     ) -> TrustEvaluationResult {
+        let (leaf, chain, roots, host, date) = (inputs.leaf, inputs.chain, inputs.roots, inputs.host, inputs.date)
+        let (maximumDepth, crls, ocspResponses, policies) = (
+            inputs.maximumDepth, inputs.crls, inputs.ocspResponses, inputs.policies
+        )
         let store: X509StoreBox
         do {
             store = try roots.store()
