@@ -1,8 +1,8 @@
 import Foundation
 
 // Fuzz targets for what Sesame reads from a user's files: `netrc`, `credential-store` (the
-// permanent store's JSON) and `certificates` (PEM and DER certificates, CRLs, PEM private keys,
-// PKCS#12). Bad input must be a SesameError naming the problem, never a crash or a hang.
+// permanent store's JSON and its items file) and `certificates` (PEM and DER certificates,
+// CRLs, PEM private keys, PKCS#12). Bad input must be a SesameError naming the problem, never a crash or a hang.
 
 func fuzzNetrc(_ bytes: UnsafeRawBufferPointer) {
     do {
@@ -28,6 +28,21 @@ func fuzzCredentialStore(_ bytes: UnsafeRawBufferPointer) {
         let encoded = try JSONEncoder().encode(document)
         let again = try store.decode(Array(encoded))
         fuzzRequire(again == entries, "round trip")
+    } catch let error as SesameError {
+        fuzzRequire(error.code == .credentialStoreCorrupt, "\(error)")
+    } catch {
+        fuzzFail("not a SesameError: \(error)")
+    }
+    // The same bytes as the file of items kept beside the passwords.
+    do {
+        let items = try store.decodeItems(Array(bytes))
+        let document = FileCredentialStore.ItemDocument(
+            format: FileCredentialStore.itemsFormat,
+            version: FileCredentialStore.itemsVersion,
+            items: items
+        )
+        let again = try store.decodeItems(Array(try JSONEncoder().encode(document)))
+        fuzzRequire(again == items, "item round trip")
     } catch let error as SesameError {
         fuzzRequire(error.code == .credentialStoreCorrupt, "\(error)")
     } catch {

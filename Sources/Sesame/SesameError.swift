@@ -168,7 +168,7 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible {
     let fileID: String
     let line: UInt
 
-    init(_ code: Code, _ detail: String, fileID: String = #fileID, line: UInt = #line) {
+    package init(_ code: Code, _ detail: String, fileID: String = #fileID, line: UInt = #line) {
         self.code = code
         self.detail = detail
         self.fileID = fileID

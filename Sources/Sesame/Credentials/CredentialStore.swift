@@ -67,6 +67,19 @@ public protocol CredentialStore: Sendable {
     /// when the stream's consumer stops. ``CredentialStorage`` reads the entries again on each
     /// signal and announces what changed.
     var externalChanges: AsyncStream<Void>? { get }
+
+    /// The items of `itemClass` kept beside the passwords (``StoredItem``); by default the
+    /// store keeps none and says so.
+    func items(ofClass itemClass: String) throws(SesameError) -> [StoredItem]
+
+    /// Replaces the items of `itemClass` with what `change` returns for them: items with a new
+    /// identifier are added, changed ones rewritten, missing ones removed. The file store does
+    /// it under its lock, so writers in several processes take turns; the Secret Service, which
+    /// has no lock, writes each added or changed item before it removes any.
+    func modifyItems(
+        ofClass itemClass: String,
+        _ change: ([StoredItem]) throws(SesameError) -> [StoredItem]
+    ) throws(SesameError)
 }
 
 extension CredentialStore {

@@ -92,6 +92,32 @@ struct KeyringWithFileStore: CredentialStore {
         return fromKeyring || fromFile
     }
 
+    /// The keyring's items, and those only the file has (until they are changed, which writes
+    /// them to the keyring); a removal removes from both.
+    func items(ofClass itemClass: String) throws(SesameError) -> [StoredItem] {
+        let primary = try keyring.items(ofClass: itemClass)
+        let held = Set(primary.map(\.id))
+        return primary + (try file.items(ofClass: itemClass).filter { !held.contains($0.id) })
+    }
+
+    func modifyItems(
+        ofClass itemClass: String,
+        _ change: ([StoredItem]) throws(SesameError) -> [StoredItem]
+    ) throws(SesameError) {
+        let fileOnly = try file.items(ofClass: itemClass)
+        // The file keeps what only it had and is unchanged; the rest goes to the keyring.
+        var stayInFile = Set<String>()
+        try keyring.modifyItems(ofClass: itemClass) { inKeyring throws(SesameError) in
+            let held = Set(inKeyring.map(\.id))
+            let fileCopies = Dictionary(fileOnly.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+            let after = try change(inKeyring + fileOnly.filter { !held.contains($0.id) })
+            stayInFile = Set(after.filter { !held.contains($0.id) && fileCopies[$0.id] == $0 }.map(\.id))
+            return after.filter { !stayInFile.contains($0.id) }
+        }
+        guard fileOnly.contains(where: { !stayInFile.contains($0.id) }) else { return }
+        try file.modifyItems(ofClass: itemClass) { inFile in inFile.filter { stayInFile.contains($0.id) } }
+    }
+
     private struct Key: Hashable {
         var space: ProtectionSpace
         var user: String

@@ -11,6 +11,8 @@ import Foundation
 public struct FileCredentialStore: CredentialStore {
     static let format = "sesame-credential-store"
     static let version = 1
+    static let itemsFormat = "sesame-credential-items"
+    static let itemsVersion = 1
 
     struct Entry: Codable, Equatable, Sendable {
         var space: ProtectionSpace
@@ -19,10 +21,26 @@ public struct FileCredentialStore: CredentialStore {
         var isDefault: Bool
     }
 
-    struct Document: Codable, Sendable {
+    struct Document: StoreFileDocument {
         var format: String
         var version: Int
         var entries: [Entry]
+
+        static var empty: Document {
+            Document(format: FileCredentialStore.format, version: FileCredentialStore.version, entries: [])
+        }
+    }
+
+    /// The items kept beside the passwords, in a file of their own (`credentials.items.json` beside
+    /// `credentials.json`), so a Sesame that predates them reads and rewrites its file unchanged.
+    struct ItemDocument: StoreFileDocument {
+        var format: String
+        var version: Int
+        var items: [StoredItem]
+
+        static var empty: ItemDocument {
+            ItemDocument(format: FileCredentialStore.itemsFormat, version: FileCredentialStore.itemsVersion, items: [])
+        }
     }
 
     let path: String
@@ -36,9 +54,21 @@ public struct FileCredentialStore: CredentialStore {
     public var fileURL: URL { URL(fileURLWithPath: path) }
     public var location: String { path }
 
-    var lockPath: String { path + ".lock" }
-    /// The folder the store, its lock and its temporary files are in.
-    var folder: String { (path as NSString).deletingLastPathComponent }
+    /// The file of ``StoredItem``s: the store's name with `.items.json` in place of `.json`.
+    public var itemsFileURL: URL { URL(fileURLWithPath: itemsPath) }
+
+    var itemsPath: String {
+        let base = path.hasSuffix(".json") ? String(path.dropLast(5)) : path
+        return base + ".items.json"
+    }
+
+    private var file: StoreFile<Document> {
+        StoreFile(path: path, format: Self.format, version: Self.version, name: "credential store")
+    }
+
+    private var itemFile: StoreFile<ItemDocument> {
+        StoreFile(path: itemsPath, format: Self.itemsFormat, version: Self.itemsVersion, name: "credential item store")
+    }
 
     /// The file the shared storage uses where there is no keyring: `$XDG_DATA_HOME/sesame/credentials.json`,
     /// else `~/.local/share/sesame/credentials.json`.
@@ -56,83 +86,19 @@ public struct FileCredentialStore: CredentialStore {
     }
 
     /// The entries on disk (none when the file does not exist yet).
-    func read() throws(SesameError) -> [Entry] {
-        let bytes: [UInt8]?
-        do {
-            try PosixFile.requirePrivateFolder(folder)
-        } catch {
-            throw SesameError(.credentialStoreFailed, "credential store \(error.description)")
-        }
-        do {
-            bytes = try UserFile.readIfPresent(path, as: .credentialStore)
-        } catch {
-            throw SesameError(.credentialStoreFailed, error.detail)
-        }
-        guard let bytes else { return [] }
-        return try decode(bytes)
-    }
+    func read() throws(SesameError) -> [Entry] { try file.read().entries }
 
     /// Applies `change` to the entries under the lock and writes the result; returns it.
     @discardableResult
     func modify(_ change: (inout [Entry]) throws -> Void) throws -> [Entry] {
-        do {
-            try PosixFile.makeDirectories(folder, mode: 0o700)
-            try PosixFile.requirePrivateFolder(folder)
-            // Before the lock: a FIFO or a device there would otherwise be found only once the
-            // lock is held (and a FIFO read would wait for ever).
-            do {
-                try UserFile.checkIfPresent(path, as: .credentialStore)
-            } catch {
-                throw SesameError(.credentialStoreFailed, error.detail)
-            }
-            let lock = try FileLock(path: lockPath)
-            var entries = try read()
-            try change(&entries)
-            let document = Document(format: Self.format, version: Self.version, entries: entries)
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            try PosixFile.replace(path, with: Array(try encoder.encode(document)) + [0x0A], mode: 0o600)
-            lock.unlock()
-            return entries
-        } catch let error as PosixFileError {
-            throw SesameError(.credentialStoreFailed, "credential store \(error.description)")
-        }
+        try file.modify { document in try change(&document.entries) }.entries
     }
 
     /// The entries of a store file's bytes (internal for the fuzzer: `Fuzz/CredentialStoreFuzz.swift`).
-    func decode(_ bytes: [UInt8]) throws(SesameError) -> [Entry] {
-        struct Header: Decodable {
-            var format: String?
-            var version: Int?
-        }
-        let data = Data(bytes)
-        guard let header = try? JSONDecoder().decode(Header.self, from: data) else {
-            throw SesameError(
-                .credentialStoreCorrupt,
-                "'\(path)' is not a Sesame credential store (not JSON); left as it is"
-            )
-        }
-        guard header.format == Self.format, let version = header.version else {
-            throw SesameError(
-                .credentialStoreCorrupt,
-                "'\(path)' is not a Sesame credential store (no format/version); left as it is"
-            )
-        }
-        guard version <= Self.version else {
-            throw SesameError(
-                .credentialStoreCorrupt,
-                "'\(path)' has format version \(version), newer than this Sesame reads (\(Self.version)); left as it is"
-            )
-        }
-        do {
-            return try JSONDecoder().decode(Document.self, from: data).entries
-        } catch {
-            throw SesameError(
-                .credentialStoreCorrupt,
-                "'\(path)' has a malformed entry (\(Self.explain(error))); left as it is"
-            )
-        }
-    }
+    func decode(_ bytes: [UInt8]) throws(SesameError) -> [Entry] { try file.decode(bytes).entries }
+
+    /// The items of an item file's bytes (internal for the fuzzer, as ``decode(_:)``).
+    func decodeItems(_ bytes: [UInt8]) throws(SesameError) -> [StoredItem] { try itemFile.decode(bytes).items }
 
     // MARK: - CredentialStore
 
@@ -185,25 +151,30 @@ public struct FileCredentialStore: CredentialStore {
         return removed
     }
 
-    private func modifyTyped(_ change: (inout [Entry]) -> Void) throws(SesameError) {
-        do {
-            try modify(change)
-        } catch let error as SesameError {
-            throw error
-        } catch {
-            throw SesameError(.credentialStoreFailed, "credential store '\(path)': \(error)")
+    // MARK: - Items
+
+    public func items(ofClass itemClass: String) throws(SesameError) -> [StoredItem] {
+        try itemFile.read().items.filter { $0.itemClass == itemClass }
+    }
+
+    public func modifyItems(
+        ofClass itemClass: String,
+        _ change: ([StoredItem]) throws(SesameError) -> [StoredItem]
+    ) throws(SesameError) {
+        try itemFile.modifyTyped { document throws(SesameError) in
+            let mine = document.items.filter { $0.itemClass == itemClass }
+            let changed = try change(mine)
+            try StoredItemChanges.validate(changed, ofClass: itemClass)
+            let others = document.items.filter { $0.itemClass != itemClass }
+            let taken = Set(others.map(\.id))
+            if let clash = changed.first(where: { taken.contains($0.id) }) {
+                throw SesameError(.invalidArgument, "\(clash) has the identifier of an item of another class")
+            }
+            document.items = others + changed
         }
     }
 
-    private static func explain(_ error: any Error) -> String {
-        guard let error = error as? DecodingError else { return "\(error)" }
-        switch error {
-        case .dataCorrupted(let context), .keyNotFound(_, let context), .typeMismatch(_, let context),
-            .valueNotFound(_, let context):
-            let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
-            return "at \(path.isEmpty ? "top level" : path): \(context.debugDescription)"
-        @unknown default:
-            return "\(error)"
-        }
+    private func modifyTyped(_ change: (inout [Entry]) -> Void) throws(SesameError) {
+        try file.modifyTyped { document in change(&document.entries) }
     }
 }

@@ -223,6 +223,21 @@ extension Identity {
     }
 }
 
+extension Identity {
+    /// The private key as an unencrypted PKCS#8 PEM block, for stores that keep the identity
+    /// (SesameNetworking's keychain items, which its file or keyring protects); empty when
+    /// OpenSSL cannot write it.
+    package var unencryptedPrivateKeyPEM: String {
+        guard let bio = MemoryBIO(),
+            PEM_write_bio_PrivateKey(bio.pointer, privateKey.pointer, nil, nil, 0, nil, nil) == 1
+        else {
+            _ = OpenSSLErrorStack.drain()
+            return ""
+        }
+        return String(decoding: bio.contents, as: UTF8.self)
+    }
+}
+
 /// Reads PEM private keys without ever prompting on a terminal.
 enum PrivateKeyLoader {
     static func load(pem bytes: [UInt8], password: String?, source: String) throws -> PrivateKeyBox {

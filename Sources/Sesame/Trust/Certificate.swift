@@ -166,6 +166,13 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
         return text.isEmpty ? "0" : text
     }
 
+    /// The subject key identifier extension's value; nil when the certificate has none.
+    public var subjectKeyIdentifier: Data? {
+        guard let identifier = X509_get0_subject_key_id(box.pointer), let bytes = ASN1_STRING_get0_data(identifier)
+        else { return nil }
+        return Data(bytes: bytes, count: Int(ASN1_STRING_length(identifier)))
+    }
+
     /// SHA-256 of the DER encoding (what certificate pinning compares).
     public var sha256Fingerprint: Data { Data(sha256Digest([UInt8](derEncoded))) }
 

@@ -152,14 +152,14 @@ import Testing
 }
 
 /// Points libsecret at its file backend in `folder` (before its first use in this process).
-private func useFileBackend(_ folder: String) {
+func useFileBackend(_ folder: String) {
     setenv("SECRET_BACKEND", "file", 1)
     setenv("SECRET_FILE_TEST_PATH", folder + "/test.keyring", 1)
     setenv("SECRET_FILE_TEST_PASSWORD", "sesame-test", 1)
     unsetenv("DBUS_SESSION_BUS_ADDRESS")
 }
 
-private func orExit<T>(_ body: () throws -> T, line: Int = #line) -> T {
+func orExit<T>(_ body: () throws -> T, line: Int = #line) -> T {
     do {
         return try body()
     } catch {
@@ -168,7 +168,7 @@ private func orExit<T>(_ body: () throws -> T, line: Int = #line) -> T {
     }
 }
 
-private func expectOrExit(_ condition: Bool, _ message: String, line: Int = #line) {
+func expectOrExit(_ condition: Bool, _ message: String, line: Int = #line) {
     guard condition else {
         FileHandle.standardError.write(Data("line \(line): \(message)\n".utf8))
         exit(1)

@@ -10,6 +10,9 @@ enum SecretServiceAttributes {
     /// libsecret's and GNOME Keyring's schema for network passwords.
     static let networkSchemaName = "org.gnome.keyring.NetworkPassword"
 
+    /// Sesame's schema name for ``StoredItem``s.
+    static let itemSchemaName = "org.sesame.Item"
+
     enum Kind: Int32 {
         case string = 0
         case integer = 1
@@ -27,6 +30,29 @@ enum SecretServiceAttributes {
         ("user", .string), ("domain", .string), ("object", .string), ("protocol", .string), ("port", .integer),
         ("server", .string), ("authtype", .string),
     ]
+
+    /// The attributes of a ``StoredItem``: its class and identifier (the rest is in its secret).
+    static let itemAttributes: [(String, Kind)] = [("class", .string), ("id", .string)]
+
+    /// The secret of a ``StoredItem``'s keyring item: the whole item as JSON, so attributes the
+    /// schema does not name (and binary data) are kept as they are.
+    static func secret(of item: StoredItem) throws(SesameError) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let bytes = try? encoder.encode(item) else {
+            throw SesameError(.invalidArgument, "\(item) cannot be encoded")
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The ``StoredItem`` a keyring item holds; nil when its secret is not one, or names another
+    /// class or identifier than its attributes (skipped, never guessed at).
+    static func item(from attributes: [String: String], secret: String) -> StoredItem? {
+        guard let item = try? JSONDecoder().decode(StoredItem.self, from: Data(secret.utf8)),
+            item.itemClass == attributes["class"], item.id == attributes["id"]
+        else { return nil }
+        return item
+    }
 
     /// The attributes of a stored credential (an absent realm, protocol or proxy type is an absent
     /// attribute, so it reads back as nil, not as an empty string).

@@ -143,6 +143,35 @@ public struct SecretServiceCredentialStore: CredentialStore {
         return watcher.wrap(stream)
     }
 
+    // MARK: - Stored items
+
+    public func items(ofClass itemClass: String) throws(SesameError) -> [StoredItem] {
+        try search(["class": itemClass], schema: .items).compactMap { found in
+            found.secret.flatMap { SecretServiceAttributes.item(from: found.attributes, secret: $0) }
+        }
+    }
+
+    public func modifyItems(
+        ofClass itemClass: String,
+        _ change: ([StoredItem]) throws(SesameError) -> [StoredItem]
+    ) throws(SesameError) {
+        let before = try items(ofClass: itemClass)
+        let after = try change(before)
+        try StoredItemChanges.validate(after, ofClass: itemClass)
+        let changes = StoredItemChanges(from: before, to: after)
+        // Written before anything is removed: a failure part-way loses nothing.
+        for item in changes.written {
+            try store(
+                schema: .items,
+                ["class": item.itemClass, "id": item.id],
+                label: item.label.isEmpty ? "Sesame: \(item.itemClass) item" : item.label,
+                secret: try SecretServiceAttributes.secret(of: item),
+                purpose: "storing \(item)"
+            )
+        }
+        for id in changes.removed { try clear(["class": itemClass, "id": id], schema: .items) }
+    }
+
     // MARK: - Items
 
     private func allEntries() throws(SesameError) -> [StoredCredential] {
@@ -294,22 +323,35 @@ public struct SecretServiceCredentialStore: CredentialStore {
     }
 
     private func store(space: ProtectionSpace, user: String, password: String, isDefault: Bool) throws(SesameError) {
-        try unlockDefaultCollection()
-        let table = SecretAttributeTable(
+        try store(
+            schema: .sesame,
             SecretServiceAttributes.attributes(for: space, user: user, isDefault: isDefault),
-            library: library
+            label: SecretServiceAttributes.label(for: space, user: user),
+            secret: password,
+            purpose: "storing the credential for \(user) in \(space)"
         )
-        let label = SecretServiceAttributes.label(for: space, user: user)
+    }
+
+    /// Stores `secret` under `attributes`, replacing the item with the same attributes.
+    private func store(
+        schema: SecretServiceSchema,
+        _ attributes: [String: String],
+        label: String,
+        secret: String,
+        purpose: String
+    ) throws(SesameError) {
+        try unlockDefaultCollection()
+        let table = SecretAttributeTable(attributes, library: library)
         // Storing may prompt (to create a keyring where none exists): the prompt's bound applies.
-        _ = try call("storing the credential for \(user) in \(space)", timeout: promptTimeout) { cancellable, error in
-            library.storev(SecretServiceSchema.sesame.pointer, table.table, nil, label, password, cancellable, error)
+        _ = try call(purpose, timeout: promptTimeout) { cancellable, error in
+            library.storev(schema.pointer, table.table, nil, label, secret, cancellable, error)
         }
     }
 
-    private func clear(_ attributes: [String: String]) throws(SesameError) {
+    private func clear(_ attributes: [String: String], schema: SecretServiceSchema = .sesame) throws(SesameError) {
         let table = SecretAttributeTable(attributes, library: library)
-        _ = try call("removing a credential from the keyring") { cancellable, error in
-            library.clearv(SecretServiceSchema.sesame.pointer, table.table, cancellable, error)
+        _ = try call("removing an item from the keyring") { cancellable, error in
+            library.clearv(schema.pointer, table.table, cancellable, error)
         }
     }
 

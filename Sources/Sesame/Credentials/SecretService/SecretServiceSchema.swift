@@ -12,11 +12,14 @@ enum SecretServiceSchema {
     /// `org.gnome.keyring.NetworkPassword` with libsecret's own flags
     /// (`SECRET_SCHEMA_DONT_MATCH_NAME`), so items written before schemas had names match too.
     case network
+    /// Sesame's schema for ``StoredItem``s (`org.sesame.Item`), matched by name as `sesame` is.
+    case items
 
     var pointer: LibSecret.Schema {
         switch self {
         case .sesame: Self.sesameSchema
         case .network: Self.networkSchema
+        case .items: Self.itemSchema
         }
     }
 
@@ -30,6 +33,12 @@ enum SecretServiceSchema {
         SecretServiceAttributes.networkSchemaName,
         flags: 2,
         SecretServiceAttributes.networkAttributes
+    )
+
+    nonisolated(unsafe) private static let itemSchema = make(
+        SecretServiceAttributes.itemSchemaName,
+        flags: 2,
+        SecretServiceAttributes.itemAttributes
     )
 
     private static func make(
