@@ -79,7 +79,7 @@ let package = Package(
             // App code as it is written for Apple's platforms: Swift 5, NSObject delegates, no
             // Sendable annotations, only `import SesameNetworking` for the URL loading system.
             name: "SesameNetworkingTests",
-            dependencies: ["SesameNetworking", "SesameTesting"],
+            dependencies: ["SesameNetworking", "SesameTesting", "Sesame"],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         .testTarget(

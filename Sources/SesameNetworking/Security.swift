@@ -16,8 +16,8 @@ public typealias CFAllocator = AnyObject
 public typealias CFOptionFlags = UInt
 public typealias CFBoolean = NSNumber
 
-public let kCFBooleanTrue: CFBoolean = NSNumber(value: true)
-public let kCFBooleanFalse: CFBoolean = NSNumber(value: false)
+public let kCFBooleanTrue: CFBoolean! = NSNumber(value: true)
+public let kCFBooleanFalse: CFBoolean! = NSNumber(value: false)
 
 public let errSecSuccess: OSStatus = 0
 public let errSecUnimplemented: OSStatus = -4

@@ -90,6 +90,11 @@ public func SecCopyErrorMessageString(_ status: OSStatus, _ reserved: UnsafeMuta
         errSecHostNameMismatch: "A host name mismatch has occurred.",
         errSecCreateChainFailed: "One or more certificates required to validate this certificate cannot be found.",
         errSecInvalidData: "The data is not valid.",
+        errSecIO: "I/O error.",
+        errSecNotAvailable: "No keychain is available.",
+        errSecInteractionNotAllowed: "User interaction is not allowed.",
+        errSecNoSuchAttr: "The specified attribute does not exist.",
+        errSecMissingEntitlement: "A required entitlement isn't present.",
     ]
     return (messages[status] ?? "OSStatus \(status)") as NSString
 }
