@@ -299,6 +299,7 @@ public let kCCPRFHmacAlgSHA384 = 4
 public let kCCPRFHmacAlgSHA512 = 5
 
 /// PBKDF2 (RFC 8018) with HMAC over the pseudo-random function's hash.
+@discardableResult
 public func CCKeyDerivationPBKDF(
     _ algorithm: CCPBKDFAlgorithm,
     _ password: UnsafePointer<CChar>!,
@@ -355,6 +356,7 @@ public let kCCBlockSizeAES128 = 16
 /// One-shot AES (CBC, or ECB with `kCCOptionECBMode`; PKCS#7 padding with
 /// `kCCOptionPKCS7Padding`). A nil IV is all zeros, as on Apple. Other algorithms are
 /// `kCCUnimplemented`.
+@discardableResult
 public func CCCrypt(
     _ op: CCOperation,
     _ alg: CCAlgorithm,

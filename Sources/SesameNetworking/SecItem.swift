@@ -13,6 +13,7 @@ public enum SesameKeychain {
 /// Adds an item (`SecItemAdd`): `kSecClass` (or a `kSecValueRef` that implies it), its
 /// attributes, and `kSecValueData` or `kSecValueRef`. `errSecDuplicateItem` when an item of the
 /// class already has the same primary key; the `kSecReturn…` keys return the new item.
+@discardableResult
 public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
     Keychain.run("SecItemAdd") { () throws(KeychainFailure) in
         let query = try KeychainQuery(attributes)
@@ -24,6 +25,7 @@ public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointe
 /// Finds items (`SecItemCopyMatching`): those of `kSecClass` whose attributes equal the query's,
 /// up to `kSecMatchLimit` (one by default), returned as the `kSecReturn…` keys ask.
 /// `errSecItemNotFound` when none match.
+@discardableResult
 public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
     Keychain.run("SecItemCopyMatching") { () throws(KeychainFailure) in
         let query = try KeychainQuery(query)
@@ -36,6 +38,7 @@ public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePo
 /// Changes every item the query matches (`SecItemUpdate`) to have `attributesToUpdate` (and
 /// `kSecValueData`). `errSecItemNotFound` when none match; `errSecDuplicateItem` when the change
 /// would give two items one primary key.
+@discardableResult
 public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDictionary) -> OSStatus {
     Keychain.run("SecItemUpdate") { () throws(KeychainFailure) in
         let search = try KeychainQuery(query)
@@ -45,6 +48,7 @@ public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDiction
 }
 
 /// Removes every item the query matches (`SecItemDelete`); `errSecItemNotFound` when none match.
+@discardableResult
 public func SecItemDelete(_ query: CFDictionary) -> OSStatus {
     Keychain.run("SecItemDelete") { () throws(KeychainFailure) in
         try Keychain(SesameKeychain.storage).delete(try KeychainQuery(query))

@@ -46,6 +46,7 @@ nonisolated(unsafe) public let kSecAttrKeyClassSymmetric: CFString = "2"
 /// private key), for EC the uncompressed ANSI X9.63 point `04‖X‖Y` (followed by the scalar `K`
 /// for a private key). The pinning idiom that hashes an ASN.1 header plus a public key's bytes
 /// gets the same SHA-256 as `sesame trust` prints.
+@discardableResult
 public func SecKeyCopyExternalRepresentation(_ key: SecKey, _ error: UnsafeMutablePointer<CFError?>?) -> CFData? {
     let raw = key.privateKeyOwner?.privateKeyRawRepresentation ?? key.publicKey.rawRepresentation
     guard !raw.isEmpty else {
@@ -61,6 +62,7 @@ public func SecKeyCopyExternalRepresentation(_ key: SecKey, _ error: UnsafeMutab
 /// A public key from Apple's external representation, with `kSecAttrKeyType` (RSA or EC) and
 /// `kSecAttrKeyClass` `kSecAttrKeyClassPublic` in `attributes`. Private keys cannot be made
 /// this way here: the error says so.
+@discardableResult
 public func SecKeyCreateWithData(
     _ keyData: CFData,
     _ attributes: CFDictionary,
@@ -97,6 +99,7 @@ public func SecKeyCreateWithData(
 }
 
 /// `kSecAttrKeyType`, `kSecAttrKeySizeInBits` and `kSecAttrKeyClass` of the key.
+@discardableResult
 public func SecKeyCopyAttributes(_ key: SecKey) -> CFDictionary? {
     let type: CFString
     switch key.publicKey.kind {
@@ -113,9 +116,11 @@ public func SecKeyCopyAttributes(_ key: SecKey) -> CFDictionary? {
 }
 
 /// The public key of `key` (itself for a public key).
+@discardableResult
 public func SecKeyCopyPublicKey(_ key: SecKey) -> SecKey? { key.isPrivate ? SecKey(key.publicKey) : key }
 
 /// The private key of an identity.
+@discardableResult
 public func SecIdentityCopyPrivateKey(
     _ identity: SecIdentity,
     _ privateKeyRef: UnsafeMutablePointer<SecKey?>
@@ -198,6 +203,7 @@ public struct SecKeyAlgorithm: RawRepresentable, Hashable, @unchecked Sendable {
 
 /// Whether `key` can do `operation` with `algorithm`: sign with a private key, verify with
 /// either, in a scheme that fits the key's type.
+@discardableResult
 public func SecKeyIsAlgorithmSupported(
     _ key: SecKey,
     _ operation: SecKeyOperationType,
@@ -214,6 +220,7 @@ public func SecKeyIsAlgorithmSupported(
 }
 
 /// Signs `dataToSign` (the message, or its hash for a `…Digest…` algorithm) with a private key.
+@discardableResult
 public func SecKeyCreateSignature(
     _ key: SecKey,
     _ algorithm: SecKeyAlgorithm,
@@ -241,6 +248,7 @@ public func SecKeyCreateSignature(
 
 /// Whether `signature` is `key`'s over `signedData` under `algorithm`; on a mismatch `error`
 /// says so (`errSecVerifyFailed`).
+@discardableResult
 public func SecKeyVerifySignature(
     _ key: SecKey,
     _ algorithm: SecKeyAlgorithm,
@@ -263,10 +271,12 @@ public func SecKeyVerifySignature(
 }
 
 /// The size of a block the key works on, in bytes: the modulus for RSA.
+@discardableResult
 public func SecKeyGetBlockSize(_ key: SecKey) -> Int { (key.publicKey.bitCount + 7) / 8 }
 
 /// The public key of a certificate (the name of iOS 10.3 to 12).
 @available(*, deprecated, renamed: "SecCertificateCopyKey")
+@discardableResult
 public func SecCertificateCopyPublicKey(_ certificate: SecCertificate) -> SecKey? {
     SecCertificateCopyKey(certificate)
 }

@@ -20,6 +20,8 @@ public let kCFBooleanTrue: CFBoolean! = NSNumber(value: true)
 public let kCFBooleanFalse: CFBoolean! = NSNumber(value: false)
 
 public let errSecSuccess: OSStatus = 0
+/// MacTypes' "no error", an `Int` as Apple's SDK imports it (`status == noErr` compares across integer types).
+public let noErr: Int = 0
 public let errSecUnimplemented: OSStatus = -4
 public let errSecParam: OSStatus = -50
 public let errSecAllocate: OSStatus = -108
@@ -156,14 +158,17 @@ public final class SecTrust: NSObject, @unchecked Sendable {
 
 // MARK: - Trust
 
+@discardableResult
 public func SecTrustGetCertificateCount(_ trust: SecTrust) -> CFIndex { trust.peerChain.count }
 
+@discardableResult
 public func SecTrustGetCertificateAtIndex(_ trust: SecTrust, _ index: CFIndex) -> SecCertificate? {
     let chain = trust.peerChain
     return chain.indices.contains(index) ? SecCertificate(chain[index]) : nil
 }
 
 /// The chain as the server sent it, leaf first (an array of `SecCertificate`).
+@discardableResult
 public func SecTrustCopyCertificateChain(_ trust: SecTrust) -> CFArray? {
     trust.peerChain.map(SecCertificate.init) as NSArray
 }
@@ -235,10 +240,12 @@ public func SecTrustSetVerifyDate(_ trust: SecTrust, _ verifyDate: Date) -> OSSt
     return errSecSuccess
 }
 
+@discardableResult
 public func SecPolicyCreateSSL(_ server: Bool, _ hostname: CFString?) -> SecPolicy {
     SecPolicy(.ssl(server: server, hostname: hostname.map { $0 as String }))
 }
 
+@discardableResult
 public func SecPolicyCreateBasicX509() -> SecPolicy { SecPolicy(.basicX509) }
 
 /// Evaluates the trust (`kSecTrustResultUnspecified` when trusted, `.recoverableTrustFailure`
@@ -251,6 +258,7 @@ public func SecTrustEvaluate(_ trust: SecTrust, _ result: UnsafeMutablePointer<S
 
 /// Evaluates the trust; on failure `error` (when given) holds every reason, in Apple's domain
 /// with `errSecNotTrusted` (or a more specific code when there is one).
+@discardableResult
 public func SecTrustEvaluateWithError(_ trust: SecTrust, _ error: UnsafeMutablePointer<CFError?>?) -> Bool {
     let failures = trust.failures()
     guard !failures.isEmpty else { return true }
@@ -263,32 +271,39 @@ public func SecTrustEvaluateWithError(_ trust: SecTrust, _ error: UnsafeMutableP
 }
 
 /// The leaf's public key.
+@discardableResult
 public func SecTrustCopyKey(_ trust: SecTrust) -> SecKey? { trust.peerChain.first.map { SecKey($0.publicKey) } }
 
 @available(*, deprecated, renamed: "SecTrustCopyKey")
+@discardableResult
 public func SecTrustCopyPublicKey(_ trust: SecTrust) -> SecKey? { SecTrustCopyKey(trust) }
 
 // MARK: - Certificates, keys, identities
 
 /// A certificate from DER bytes; nil when they are not one.
+@discardableResult
 public func SecCertificateCreateWithData(_ allocator: CFAllocator?, _ data: CFData) -> SecCertificate? {
     (try? Certificate(derEncoded: data as Data)).map(SecCertificate.init)
 }
 
+@discardableResult
 public func SecCertificateCopyData(_ certificate: SecCertificate) -> CFData {
     certificate.certificate.derEncoded as NSData
 }
 
 /// The subject's common name, else the whole subject.
+@discardableResult
 public func SecCertificateCopySubjectSummary(_ certificate: SecCertificate) -> CFString? {
     let subject = certificate.certificate.subject
     return (subject.commonName ?? subject.description) as NSString
 }
 
+@discardableResult
 public func SecCertificateCopyKey(_ certificate: SecCertificate) -> SecKey? {
     SecKey(certificate.certificate.publicKey)
 }
 
+@discardableResult
 public func SecIdentityCopyCertificate(
     _ identity: SecIdentity,
     _ certificateRef: UnsafeMutablePointer<SecCertificate?>
@@ -311,6 +326,7 @@ nonisolated(unsafe) public let kSecImportItemKeyID: CFString = "keyid"
 /// roots), `kSecImportItemLabel` and `kSecImportItemKeyID` (the SHA-1 of the public key's bits,
 /// as Apple's), keyed by those `CFString`s' text. A wrong passphrase is `errSecAuthFailed`,
 /// bytes that are not PKCS#12 `errSecDecode`.
+@discardableResult
 public func SecPKCS12Import(
     _ pkcs12Data: CFData,
     _ options: CFDictionary,

@@ -14,12 +14,14 @@ public let kSecRevocationUseAnyAvailableMethod: CFOptionFlags = 3
 /// OCSP responses the server staples or ``SecTrustSetOCSPResponse(_:_:)`` gives (a verified
 /// "revoked" always fails); with `kSecRevocationRequirePositiveResponse`, an evaluation without
 /// a verified "good" answer fails too.
+@discardableResult
 public func SecPolicyCreateRevocation(_ revocationFlags: CFOptionFlags) -> SecPolicy? {
     SecPolicy(.revocation(revocationFlags))
 }
 
 /// A trust for `certificates` (one `SecCertificate` or an array, leaf first) under `policies`
 /// (one `SecPolicy`, an array, or nil for the basic X.509 policy), against the system roots.
+@discardableResult
 public func SecTrustCreateWithCertificates(
     _ certificates: CFTypeRef,
     _ policies: CFTypeRef?,
@@ -59,6 +61,7 @@ public func SecTrustCreateWithCertificates(
 
 /// The email addresses of a certificate: its subjectAltName rfc822Names, then the subject's
 /// emailAddress attributes.
+@discardableResult
 public func SecCertificateCopyEmailAddresses(
     _ certificate: SecCertificate,
     _ emailAddresses: UnsafeMutablePointer<CFArray?>
@@ -73,6 +76,7 @@ public func SecCertificateCopyEmailAddresses(
 }
 
 /// A sentence for a status code, as Apple words the common ones.
+@discardableResult
 public func SecCopyErrorMessageString(_ status: OSStatus, _ reserved: UnsafeMutableRawPointer?) -> CFString? {
     let messages: [OSStatus: String] = [
         errSecSuccess: "No error.",

@@ -353,3 +353,71 @@ import Testing
         }
     }
 }
+
+/// The other shapes keychain helpers take in real apps: `CFString`-keyed literals cast with
+/// `as CFDictionary`, `noErr`, `AnyObject?` results and `withUnsafeMutablePointer`.
+final class KeychainHelper {
+    static let standard = KeychainHelper()
+
+    func save(_ data: Data, service: String, account: String) -> Bool {
+        let query =
+            [
+                kSecValueData: data,
+                kSecClass: kSecClassGenericPassword,
+                kSecAttrService: service,
+                kSecAttrAccount: account,
+            ] as CFDictionary
+        var status = SecItemAdd(query, nil)
+        if status == errSecDuplicateItem {
+            let query =
+                [
+                    kSecAttrService: service,
+                    kSecAttrAccount: account,
+                    kSecClass: kSecClassGenericPassword,
+                ] as CFDictionary
+            let attributesToUpdate = [kSecValueData: data] as CFDictionary
+            status = SecItemUpdate(query, attributesToUpdate)
+        }
+        return status == noErr
+    }
+
+    func read(service: String, account: String) -> Data? {
+        let query =
+            [
+                kSecAttrService: service,
+                kSecAttrAccount: account,
+                kSecClass: kSecClassGenericPassword,
+                kSecReturnData: true,
+            ] as CFDictionary
+        var result: AnyObject?
+        let status = withUnsafeMutablePointer(to: &result) { SecItemCopyMatching(query, UnsafeMutablePointer($0)) }
+        guard status == noErr else {
+            _ = SecCopyErrorMessageString(status, nil) as String?
+            return nil
+        }
+        return result as? Data
+    }
+
+    func delete(service: String, account: String) {
+        let query =
+            [
+                kSecAttrService: service,
+                kSecAttrAccount: account,
+                kSecClass: kSecClassGenericPassword,
+            ] as CFDictionary
+        SecItemDelete(query)
+    }
+}
+
+extension KeychainTests {
+    @Test func theHelperShapeAppsCopySavesOverwritesReadsAndDeletes() throws {
+        try withKeychain { _, _ in
+            let helper = KeychainHelper.standard
+            #expect(helper.save(Data("one".utf8), service: "access-token", account: "app"))
+            #expect(helper.save(Data("two".utf8), service: "access-token", account: "app"))
+            #expect(helper.read(service: "access-token", account: "app") == Data("two".utf8))
+            helper.delete(service: "access-token", account: "app")
+            #expect(helper.read(service: "access-token", account: "app") == nil)
+        }
+    }
+}
