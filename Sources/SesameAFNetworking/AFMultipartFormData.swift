@@ -118,7 +118,7 @@ final class AFStreamingMultipartFormData: AFMultipartFormData {
     func apply(to request: inout URLRequest) throws {
         if let failure { throw failure }
         request.setValue(form.contentType, forHTTPHeaderField: "Content-Type")
-        request.sesameBody = SesameBodyBox(form.body)
+        request.sesameBody = form.body
     }
 
     private func record(_ error: NSError) {

@@ -81,6 +81,8 @@ open class AFHTTPRequestSerializer: NSObject, AFURLRequestSerialization, @unchec
         get { lock.withLock { requestHandlesCookies ?? true } }
         set { lock.withLock { requestHandlesCookies = newValue } }
     }
+    /// Kept for AFNetworking code that sets it; not copied to requests (FoundationNetworking
+    /// deprecates the request's flag, and Sesame never pipelines HTTP/1.1 requests).
     open var httpShouldUsePipelining: Bool {
         get { lock.withLock { requestPipelining ?? false } }
         set { lock.withLock { requestPipelining = newValue } }
@@ -198,11 +200,8 @@ open class AFHTTPRequestSerializer: NSObject, AFURLRequestSerialization, @unchec
     /// `request` with the default headers it does not set, and the request options set here.
     /// - Throws: the error a failed `setAuthorizationHeaderFieldWithUsername` left.
     func addingHeaders(to request: URLRequest) throws -> URLRequest {
-        let (headers, failure, timeout, policy, cookies, pipelining, cellular) = lock.withLock {
-            (
-                self.headers, pendingError, requestTimeout, requestCachePolicy, requestHandlesCookies,
-                requestPipelining, requestCellular
-            )
+        let (headers, failure, timeout, policy, cookies, cellular) = lock.withLock {
+            (self.headers, pendingError, requestTimeout, requestCachePolicy, requestHandlesCookies, requestCellular)
         }
         if let failure { throw failure }
         var request = request
@@ -212,7 +211,6 @@ open class AFHTTPRequestSerializer: NSObject, AFURLRequestSerialization, @unchec
         if let timeout { request.timeoutInterval = timeout }
         if let policy { request.cachePolicy = policy }
         if let cookies { request.httpShouldHandleCookies = cookies }
-        if let pipelining { request.httpShouldUsePipelining = pipelining }
         if let cellular { request.allowsCellularAccess = cellular }
         return request
     }

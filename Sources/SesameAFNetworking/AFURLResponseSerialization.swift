@@ -61,7 +61,8 @@ open class AFHTTPResponseSerializer: NSObject, AFURLResponseSerialization, @unch
             )
         }
         if let codes, !(response.statusCode >= 0 && codes.contains(response.statusCode)) {
-            let reason = HTTPURLResponse.localizedString(forStatusCode: response.statusCode)
+            // Apple's phrases are lower-case ("not found"); FoundationNetworking's are title case.
+            let reason = HTTPURLResponse.localizedString(forStatusCode: response.statusCode).lowercased()
             failure = AFError(
                 Self.failure(
                     code: NSURLErrorBadServerResponse,

@@ -115,7 +115,7 @@ final class TaskBridge: SessionTaskDelegate, @unchecked Sendable {
         guard let owner, let delegate = owner.taskDelegate(for: task) else { return newRequest }
         let timeout = task.originalRequest?.timeoutInterval ?? 60
         let proposed = URLRequest(newRequest, timeoutInterval: timeout)
-        let call = UncheckedBox((delegate, task, HTTPURLResponse(response)))
+        let call = UncheckedBox((delegate, task, HTTPURLResponse.make(response)))
         let decided: URLRequest? = await owner.onQueue(answering: { answer in
             let (delegate, task, response) = call.value
             delegate.urlSession(owner, task: task, willPerformHTTPRedirection: response, newRequest: proposed) {
@@ -136,7 +136,7 @@ final class TaskBridge: SessionTaskDelegate, @unchecked Sendable {
     ) async
         -> ResponseDisposition
     {
-        let apple = HTTPURLResponse(response)
+        let apple = HTTPURLResponse.make(response)
         task.update(response: apple)
         guard let owner, let dataTask = task as? URLSessionDataTask, let delegate = owner.dataDelegate(for: task)
         else { return .allow }
@@ -181,7 +181,9 @@ final class TaskBridge: SessionTaskDelegate, @unchecked Sendable {
 
     func session(_ session: Session, task sesameTask: SessionTask, didCompleteWithError error: (any Error)?) async {
         guard let owner else { return }
-        if let response = sesameTask.response, task.response == nil { task.update(response: HTTPURLResponse(response)) }
+        if let response = sesameTask.response, task.response == nil {
+            task.update(response: HTTPURLResponse.make(response))
+        }
         owner.finish(task, error: error.map { URLError.from($0, url: task.currentRequest?.url) })
     }
 }

@@ -163,7 +163,7 @@ open class NSURLConnection: NSObject, @unchecked Sendable {
         Task {
             do {
                 let (data, response) = try await engine.data(for: try request.sesameRequest())
-                let apple = HTTPURLResponse(response)
+                let apple = HTTPURLResponse.make(response)
                 queue.addOperation { handler(apple, data, nil) }
             } catch {
                 let failure = URLError.from(error, url: request.url)

@@ -51,7 +51,7 @@ final class ConnectionBridge: SessionTaskDelegate, @unchecked Sendable {
     ) async -> HTTPRequest? {
         guard let delegate = connection.delegate as? any NSURLConnectionDataDelegate else { return newRequest }
         let call = UncheckedBox(delegate)
-        let (connection, redirect) = (self.connection, HTTPURLResponse(response))
+        let (connection, redirect) = (self.connection, HTTPURLResponse.make(response))
         let proposed = URLRequest(newRequest, timeoutInterval: connection.originalRequest.timeoutInterval)
         let decided = await connection.deliver {
             call.value.connection(connection, willSend: proposed, redirectResponse: redirect)
@@ -66,7 +66,7 @@ final class ConnectionBridge: SessionTaskDelegate, @unchecked Sendable {
     {
         guard let delegate = connection.delegate as? any NSURLConnectionDataDelegate else { return .allow }
         let call = UncheckedBox(delegate)
-        let (connection, apple) = (self.connection, HTTPURLResponse(response))
+        let (connection, apple) = (self.connection, HTTPURLResponse.make(response))
         await connection.deliver { call.value.connection(connection, didReceive: apple) }
         return .allow
     }

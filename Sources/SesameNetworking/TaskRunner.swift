@@ -39,7 +39,7 @@ struct TaskRunner {
                             received,
                             expected in progress.report(received, expected)
                         }
-                        task.update(response: HTTPURLResponse(response))
+                        task.update(response: HTTPURLResponse.make(response))
                         session.finish(task, error: nil, location: location)
                     } catch {
                         try? FileManager.default.removeItem(at: location)
@@ -52,7 +52,7 @@ struct TaskRunner {
                 Task {
                     do {
                         let (data, response) = try await engine.data(for: request, delegate: bridge)
-                        task.update(response: HTTPURLResponse(response))
+                        task.update(response: HTTPURLResponse.make(response))
                         task.add(received: data.count)
                         session.finish(task, error: nil, data: data)
                     } catch {

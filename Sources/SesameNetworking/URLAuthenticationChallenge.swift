@@ -65,7 +65,7 @@ open class URLAuthenticationChallenge: NSObject, @unchecked Sendable {
         self.challenge = challenge
         protectionSpace = URLProtectionSpace(challenge.protectionSpace)
         proposedCredential = challenge.proposedCredential.map(URLCredential.init)
-        failureResponse = challenge.failureResponse.map(HTTPURLResponse.init)
+        failureResponse = challenge.failureResponse.map(HTTPURLResponse.make)
         error = challenge.error
         answerSender = sender ?? ChallengeSender()
     }

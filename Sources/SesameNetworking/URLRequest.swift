@@ -1,153 +1,25 @@
 import Foundation
 import Sesame
 
-/// A URL load request (`URLRequest`), as Apple's: a value with the URL, method, headers, body
-/// and the options Sesame honours.
-public struct URLRequest: Hashable, Sendable, CustomStringConvertible {
-    /// How the request treats cached responses. Sesame keeps no response cache: every policy
-    /// loads from the origin (`reloadIgnoringLocalCacheData`'s behaviour).
-    public enum CachePolicy: UInt, Sendable {
-        case useProtocolCachePolicy = 0
-        case reloadIgnoringLocalCacheData = 1
-        case reloadIgnoringLocalAndRemoteCacheData = 4
-        case returnCacheDataElseLoad = 2
-        case returnCacheDataDontLoad = 3
-        case reloadRevalidatingCacheData = 5
+// `URLRequest` is FoundationNetworking's; here is how Sesame sends one and shows a redirect.
 
-        public static var reloadIgnoringCacheData: CachePolicy { .reloadIgnoringLocalCacheData }
-    }
-
-    public var url: URL?
-    public var cachePolicy: CachePolicy
-    /// Seconds without progress before the request fails with `URLError.timedOut`.
-    public var timeoutInterval: TimeInterval
-    public var mainDocumentURL: URL?
-    /// Whether cookies are sent and stored for this request (with the configuration's).
-    public var httpShouldHandleCookies = true
-    public var httpShouldUsePipelining = false
-    public var allowsCellularAccess = true
-    public var allowsExpensiveNetworkAccess = true
-    public var allowsConstrainedNetworkAccess = true
-    private var method: String?
-    private var fields: [(name: String, value: String)] = []
-    /// The body; setting it clears ``httpBodyStream``.
-    public var httpBody: Data? {
-        didSet {
-            if httpBody != nil {
-                stream = nil
-                sesameBody = nil
-            }
-        }
-    }
-    private var stream: InputStreamBox?
-    /// A body Sesame sends as it is (a multipart form of pieces and files, streamed from disk and
-    /// sent again when a challenge asks); set by Sesame's compatibility modules, cleared by
-    /// setting ``httpBody`` or ``httpBodyStream``.
-    package var sesameBody: SesameBodyBox? {
-        didSet {
-            if sesameBody != nil {
-                httpBody = nil
-                stream = nil
-            }
-        }
-    }
-
-    public init(url: URL, cachePolicy: CachePolicy = .useProtocolCachePolicy, timeoutInterval: TimeInterval = 60) {
-        self.url = url
-        self.cachePolicy = cachePolicy
-        self.timeoutInterval = timeoutInterval
-    }
-
-    /// `GET` unless set. Kept as set: unlike Foundation, which upper-cases the standard methods
-    /// (`get` becomes `GET`), Sesame sends the spelling given.
-    public var httpMethod: String? {
-        get { method ?? "GET" }
-        set { method = newValue }
-    }
-
-    /// The body as a stream, read once when the request is sent (so it cannot be sent again for
-    /// a challenge); setting it clears ``httpBody``.
-    public var httpBodyStream: InputStream? {
-        get { stream?.stream }
-        set {
-            stream = newValue.map(InputStreamBox.init)
-            if newValue != nil {
-                httpBody = nil
-                sesameBody = nil
-            }
-        }
-    }
-
-    /// The header fields, one value per name (repeated fields joined with commas, as Apple's).
-    public var allHTTPHeaderFields: [String: String]? {
-        get {
-            var result: [String: String] = [:]
-            for field in fields {
-                if let existing = result.first(where: { $0.key.caseInsensitiveCompare(field.name) == .orderedSame }) {
-                    result[existing.key] = existing.value + "," + field.value
-                } else {
-                    result[field.name] = field.value
-                }
-            }
-            return result
-        }
-        set {
-            fields = (newValue ?? [:]).sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
-        }
-    }
-
-    /// The field's value (case-insensitive name), repeated fields joined with commas.
-    public func value(forHTTPHeaderField field: String) -> String? {
-        let values = fields.filter { $0.name.caseInsensitiveCompare(field) == .orderedSame }.map(\.value)
-        return values.isEmpty ? nil : values.joined(separator: ",")
-    }
-
-    /// Replaces the field (nil removes it).
-    public mutating func setValue(_ value: String?, forHTTPHeaderField field: String) {
-        fields.removeAll { $0.name.caseInsensitiveCompare(field) == .orderedSame }
-        if let value { fields.append((field, value)) }
-    }
-
-    /// Adds a value to the field (joined with a comma when it is already there).
-    public mutating func addValue(_ value: String, forHTTPHeaderField field: String) {
-        if let index = fields.firstIndex(where: { $0.name.caseInsensitiveCompare(field) == .orderedSame }) {
-            fields[index].value += "," + value
-        } else {
-            fields.append((field, value))
-        }
-    }
-
-    public var description: String { url?.absoluteString ?? "(no URL)" }
-
-    public static func == (lhs: URLRequest, rhs: URLRequest) -> Bool {
-        lhs.url == rhs.url && lhs.httpMethod == rhs.httpMethod && lhs.httpBody == rhs.httpBody
-            && lhs.allHTTPHeaderFields == rhs.allHTTPHeaderFields && lhs.timeoutInterval == rhs.timeoutInterval
-            && lhs.cachePolicy == rhs.cachePolicy && lhs.httpShouldHandleCookies == rhs.httpShouldHandleCookies
-            && lhs.stream === rhs.stream && lhs.sesameBody === rhs.sesameBody
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(url)
-        hasher.combine(httpMethod)
-        hasher.combine(httpBody)
-    }
-
-    // MARK: - To and from Sesame
-
+extension URLRequest {
     /// The Sesame request this one sends, or the URL error a URLSession reports for it.
     func sesameRequest() throws -> HTTPRequest {
         guard let url, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
             url.host != nil
         else { throw URLError(.unsupportedURL, userInfo: [NSURLErrorFailingURLErrorKey: url as Any]) }
         var request = HTTPRequest(url: url, method: httpMethod ?? "GET")
-        for field in fields { request.headers.add(name: field.name, value: field.value) }
+        for (name, value) in (allHTTPHeaderFields ?? [:]).sorted(by: { $0.key < $1.key }) {
+            request.headers.add(name: name, value: value)
+        }
         request.handlesCookies = httpShouldHandleCookies
-        if let httpBody {
+        if let httpBody, !httpBody.isEmpty {
             request.body = .data(httpBody)
-        } else if let stream {
-            request.body = stream.body()
-        } else if let sesameBody {
-            request.body = sesameBody.body
+        } else if let stream = httpBodyStream as? SesameBodyStream {
+            request.body = stream.body
+        } else if let stream = httpBodyStream {
+            request.body = InputStreamBox(stream).body()
         }
         return request
     }
@@ -155,17 +27,30 @@ public struct URLRequest: Hashable, Sendable, CustomStringConvertible {
     /// The request as a redirect or a delegate sees it.
     init(_ request: HTTPRequest, timeoutInterval: TimeInterval = 60) {
         self.init(url: request.url, timeoutInterval: timeoutInterval)
-        method = request.method
-        fields = request.headers.map { ($0.name, $0.value) }
+        httpMethod = request.method
+        for field in request.headers { addValue(field.value, forHTTPHeaderField: field.name) }
         httpShouldHandleCookies = request.handlesCookies
         if case .data(let data) = request.body { httpBody = data }
     }
+
+    /// A body Sesame sends as it is (a multipart form of pieces and files, streamed from disk and
+    /// sent again when a challenge asks), carried as the request's `httpBodyStream`; set by
+    /// Sesame's compatibility modules, replaced by setting `httpBody` or `httpBodyStream`.
+    package var sesameBody: HTTPBody? {
+        get { (httpBodyStream as? SesameBodyStream)?.body }
+        set { httpBodyStream = newValue.map(SesameBodyStream.init) }
+    }
 }
 
-/// A Sesame body carried by a ``URLRequest`` (compared by identity).
-package final class SesameBodyBox: Sendable {
-    package let body: HTTPBody
-    package init(_ body: HTTPBody) { self.body = body }
+/// A Sesame body as an `InputStream`, so a `URLRequest` can carry it: Sesame sends the body
+/// itself (again for a challenge); anything else reading the stream reads nothing.
+final class SesameBodyStream: InputStream {
+    let body: HTTPBody
+
+    init(_ body: HTTPBody) {
+        self.body = body
+        super.init(data: Data())
+    }
 }
 
 /// An `InputStream` (not Sendable in Foundation), read on one task when the request is sent.
