@@ -3,7 +3,7 @@ import Sesame
 
 /// A credential for a challenge (`URLCredential`): a user and password, a client identity with
 /// the intermediates sent after it, or the acceptance of a server's trust.
-open class URLCredential: NSObject, @unchecked Sendable {
+open class URLCredential: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
     // @unchecked: immutable.
     /// How long the credential is kept (`URLCredential.Persistence`).
     public enum Persistence: UInt, Sendable {
@@ -73,6 +73,34 @@ open class URLCredential: NSObject, @unchecked Sendable {
         if let trust { return Credential(trust: trust.serverTrust) }
         return credential
     }
+
+    // MARK: - NSSecureCoding
+
+    public static var supportsSecureCoding: Bool { true }
+
+    /// A password credential archives its user, password and persistence. An identity or a trust
+    /// archives as nothing that can be read back (Apple archives keychain references, which
+    /// Linux has none of), so unarchiving one gives nil rather than a credential without its key.
+    public func encode(with coder: NSCoder) {
+        coder.encode(Int64(persistence.rawValue), forKey: "NS.persistence")
+        guard let user = credential.user, let password = credential.password else { return }
+        coder.encode(user as NSString, forKey: "NS.user")
+        coder.encode(password as NSString, forKey: "NS.password")
+    }
+
+    public required init?(coder: NSCoder) {
+        guard let user = coder.decodeObject(of: NSString.self, forKey: "NS.user"),
+            let password = coder.decodeObject(of: NSString.self, forKey: "NS.password"),
+            let persistence = Persistence(rawValue: UInt(clamping: coder.decodeInt64(forKey: "NS.persistence")))
+        else { return nil }
+        credential = Credential(user: user as String, password: password as String, persistence: persistence.sesame)
+        trust = nil
+        identityObject = nil
+        certificateObjects = []
+    }
+
+    /// Credentials are immutable: a copy is the credential itself.
+    public func copy(with zone: NSZone? = nil) -> Any { self }
 
     public override func isEqual(_ object: Any?) -> Bool { (object as? URLCredential)?.credential == credential }
     public override var hash: Int { credential.user?.hashValue ?? 0 }

@@ -18,9 +18,9 @@ public let NSURLCredentialStorageRemoveSynchronizableCredentials =
 /// named and left alone), reads find nothing, writes change nothing, and the reason is written to
 /// standard error once per failure.
 open class URLCredentialStorage: NSObject, @unchecked Sendable {
-    // @unchecked: `storage` is Sendable; the watcher is set once in init.
+    // @unchecked: `storage` is Sendable; the observation is set once in init.
     let storage: CredentialStorage
-    private var watcher: Task<Void, Never>?
+    private var observation: CredentialStorage.ChangeObservation?
 
     /// The process-wide storage (Sesame's `CredentialStorage.shared`).
     public static let shared = URLCredentialStorage(CredentialStorage.shared)
@@ -28,19 +28,21 @@ open class URLCredentialStorage: NSObject, @unchecked Sendable {
     public override convenience init() { self.init(CredentialStorage()) }
 
     /// A storage over Sesame's (for tests and for a store file of your own).
+    /// A storage over Sesame's (for tests and for a store file of your own).
+    /// `NSURLCredentialStorageChanged` is posted as Foundation posts it: inside the call that
+    /// changed the storage, on the caller's thread (storing an equal credential again posts
+    /// nothing); another process's change to the keyring is posted when the keyring signals it.
     public init(_ storage: CredentialStorage) {
         self.storage = storage
         super.init()
-        let changes = storage.changes
-        watcher = Task { [weak self] in
-            for await _ in changes {
-                guard let self else { return }
-                NotificationCenter.default.post(name: .NSURLCredentialStorageChanged, object: self)
-            }
+        let poster = WeakStorage(self)
+        observation = storage.observeChanges { _ in
+            guard let storage = poster.storage else { return }
+            NotificationCenter.default.post(name: .NSURLCredentialStorageChanged, object: storage)
         }
     }
 
-    deinit { watcher?.cancel() }
+    deinit { observation?.cancel() }
 
     public func credentials(for space: URLProtectionSpace) -> [String: URLCredential]? {
         let found = attempt { try storage.credentials(for: space.space) } ?? [:]
@@ -68,8 +70,10 @@ open class URLCredentialStorage: NSObject, @unchecked Sendable {
         remove(credential, for: space)
     }
 
+    /// The credential set as the space's default, if one was (Foundation's rule: a space's
+    /// only credential is not its default unless it was made so).
     public func defaultCredential(for space: URLProtectionSpace) -> URLCredential? {
-        attempt { try storage.defaultCredential(for: space.space) }?.map(URLCredential.init)
+        attempt { try storage.designatedDefaultCredential(for: space.space) }?.map(URLCredential.init)
     }
 
     public func setDefaultCredential(_ credential: URLCredential, for space: URLProtectionSpace) {
@@ -102,6 +106,13 @@ open class URLCredentialStorage: NSObject, @unchecked Sendable {
 
     public func setDefaultCredential(_ credential: URLCredential, for space: URLProtectionSpace, task: URLSessionTask) {
         setDefaultCredential(credential, for: space)
+    }
+
+    /// The storage, without keeping it alive (the observation it owns refers to it).
+    private final class WeakStorage: @unchecked Sendable {
+        // @unchecked: a weak reference, read only.
+        weak var storage: URLCredentialStorage?
+        init(_ storage: URLCredentialStorage) { self.storage = storage }
     }
 
     @discardableResult

@@ -70,7 +70,15 @@ open class URLProtectionSpace: NSObject, @unchecked Sendable {
 
     public override func isEqual(_ object: Any?) -> Bool { (object as? URLProtectionSpace)?.space == space }
     public override var hash: Int { space.hashValue }
-    public override var description: String { space.description }
+    /// Foundation's form: `<URLProtectionSpace 0x…>: Host:…, Server:…, Auth-Scheme:…, Realm:…,
+    /// Port:…, Proxy:…, Proxy-Type:…` (`(null)` for an absent field).
+    public override var description: String {
+        let address = String(UInt(bitPattern: ObjectIdentifier(self).hashValue), radix: 16)
+        let server = (space.isProxy ? nil : space.protocol) ?? "(null)"
+        return "<\(type(of: self)) 0x\(address)>: Host:\(space.host), Server:\(server), "
+            + "Auth-Scheme:\(authenticationMethod), Realm:\(space.realm ?? "(null)"), Port:\(space.port), "
+            + "Proxy:\(space.isProxy ? "YES" : "NO"), Proxy-Type:\(space.proxyType ?? "(null)")"
+    }
 
     static func method(_ name: String?) -> AuthenticationMethod {
         switch name {

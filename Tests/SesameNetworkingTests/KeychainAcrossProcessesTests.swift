@@ -103,7 +103,7 @@ func findTokenAndServerPassword(tag: String) -> Bool {
     guard SecItemCopyMatching(query as CFDictionary, &result) == errSecSuccess else { return false }
     return readGenericPassword(service: "token", account: "ada") == "t0ken-\(tag)"
         && (result as? Data) == Data("s3cret-\(tag)".utf8)
-        && URLCredentialStorage.shared.defaultCredential(for: space)?.password == "s3cret-\(tag)"
+        && URLCredentialStorage.shared.credentials(for: space)?["ada"]?.password == "s3cret-\(tag)"
 }
 
 func addGenericPassword(service: String, account: String) -> Bool {

@@ -34,7 +34,7 @@ public final class CredentialStorage: Sendable {
     private struct Memory {
         var credentials: [ProtectionSpace: [String: Credential]] = [:]
         var defaults: [ProtectionSpace: String] = [:]
-        var observers: [Int: AsyncStream<Change>.Continuation] = [:]
+        var observers: [Int: @Sendable (Change) -> Void] = [:]
         var nextObserver = 0
         /// While someone observes and the store signals changes: the watch that announces
         /// permanent changes (this process's included), in place of announcing them here.
@@ -115,6 +115,18 @@ public final class CredentialStorage: Sendable {
         try defaultCredential(forFirstOf: [space])
     }
 
+    /// The credential made the space's default (``setDefaultCredential(_:for:)``, or a stored
+    /// entry marked so), without ``defaultCredential(for:)``'s fallback to a space's only
+    /// credential: Foundation's `URLCredentialStorage` rule.
+    public func designatedDefaultCredential(for space: ProtectionSpace) throws -> Credential? {
+        let entries = try permanentEntries(for: [space])
+        let (sessionDefault, sessionCredentials) = memory.withLock { memory in
+            (memory.defaults[space], memory.credentials[space] ?? [:])
+        }
+        if let user = sessionDefault, let credential = sessionCredentials[user] { return credential }
+        return entries.first { $0.protectionSpace == space && $0.isDefault }?.credential
+    }
+
     /// The default credential of the first of `spaces` that has one, reading the store once (a
     /// challenge tries several spellings of its space).
     func defaultCredential(forFirstOf spaces: [ProtectionSpace]) throws -> Credential? {
@@ -148,10 +160,8 @@ public final class CredentialStorage: Sendable {
     /// and on disk.
     public func remove(_ credential: Credential, for space: ProtectionSpace) throws {
         let key = Self.key(credential)
-        if let store = try store, let user = credential.user, try store.remove(user: user, from: space),
-            !permanentChangesAreWatched
-        {
-            notify(Change(kind: .removed, protectionSpace: space, user: user))
+        if let store = try store, let user = credential.user, try store.remove(user: user, from: space) {
+            announcePermanent(Change(kind: .removed, protectionSpace: space, user: user))
         }
         let removedFromMemory = memory.withLock { memory -> Bool in
             guard memory.credentials[space]?.removeValue(forKey: key) != nil else { return false }
@@ -168,23 +178,51 @@ public final class CredentialStorage: Sendable {
     /// announced. Each access makes a new stream; it ends when the consumer stops.
     public var changes: AsyncStream<Change> {
         let (stream, continuation) = AsyncStream.makeStream(of: Change.self, bufferingPolicy: .bufferingNewest(256))
+        let observation = observeChanges { continuation.yield($0) }
+        continuation.onTermination = { _ in observation.cancel() }
+        return stream
+    }
+
+    /// Calls `handler` for each change: for a change made through this storage, before the
+    /// method that made it returns (on the caller's thread); for another process's change to the
+    /// store, when the store's signal arrives. Changes stop when the observation is cancelled or
+    /// released.
+    public func observeChanges(_ handler: @escaping @Sendable (Change) -> Void) -> ChangeObservation {
         let (id, first) = memory.withLock { memory -> (Int, Bool) in
             memory.nextObserver += 1
-            memory.observers[memory.nextObserver] = continuation
+            memory.observers[memory.nextObserver] = handler
             return (memory.nextObserver, memory.observers.count == 1)
         }
-        continuation.onTermination = { [weak self] _ in
-            guard let self else { return }
-            let idle = memory.withLock { memory -> StoreChangeWatch? in
-                memory.observers.removeValue(forKey: id)
-                guard memory.observers.isEmpty else { return nil }
-                defer { memory.watch = nil }
-                return memory.watch
-            }
-            idle?.stop()
-        }
         if first { startWatching() }
-        return stream
+        return ChangeObservation { [weak self] in self?.stopObserving(id) }
+    }
+
+    /// An observation from ``observeChanges(_:)``: cancelled by ``cancel()`` or when released.
+    public final class ChangeObservation: Sendable {
+        private let ending: LockedValue<(@Sendable () -> Void)?>
+
+        init(_ end: @escaping @Sendable () -> Void) { ending = LockedValue(end) }
+
+        /// Stops the changes (idempotent).
+        public func cancel() {
+            let end = ending.withLock { end -> (@Sendable () -> Void)? in
+                defer { end = nil }
+                return end
+            }
+            end?()
+        }
+
+        deinit { cancel() }
+    }
+
+    private func stopObserving(_ id: Int) {
+        let idle = memory.withLock { memory -> StoreChangeWatch? in
+            memory.observers.removeValue(forKey: id)
+            guard memory.observers.isEmpty else { return nil }
+            defer { memory.watch = nil }
+            return memory.watch
+        }
+        idle?.stop()
     }
 
     private func startWatching() {
@@ -201,17 +239,25 @@ public final class CredentialStorage: Sendable {
         if !kept { watch.stop() }
     }
 
-    /// Whether permanent changes are announced by the store's watch rather than here.
-    private var permanentChangesAreWatched: Bool { memory.withLock { $0.watch != nil } }
+    /// A change this storage made to the store: announced now. While the store is watched, the
+    /// watch reads the store again at once, which announces it (and anything another process
+    /// changed meanwhile) and keeps the later signal for it from announcing it twice.
+    private func announcePermanent(_ changes: Change...) {
+        if let watch = memory.withLock({ $0.watch }) {
+            watch.refresh()
+        } else {
+            for change in changes { notify(change) }
+        }
+    }
 
     // MARK: - Internal
 
     private func store(_ credential: Credential, for space: ProtectionSpace, makeDefault: Bool) throws {
         guard credential.persistence != .none, credential.serverTrust == nil else { return }
         let key = Self.key(credential)
-        var announce = true
+        let added = Change(kind: .added, protectionSpace: space, user: credential.user)
+        let defaultChanged = Change(kind: .defaultChanged, protectionSpace: space, user: credential.user)
         if credential.persistence == .permanent, let store = try store, let user = credential.user {
-            announce = !permanentChangesAreWatched
             guard let password = credential.password else {
                 throw SesameError(.invalidArgument, "a permanent credential for '\(user)' needs a password")
             }
@@ -225,15 +271,19 @@ public final class CredentialStorage: Sendable {
                 }
                 if makeDefault { memory.defaults[space] = nil }
             }
-        } else {
-            memory.withLock { memory in
-                memory.credentials[space, default: [:]][key] = credential
-                if makeDefault { memory.defaults[space] = key }
-            }
+            if makeDefault { announcePermanent(added, defaultChanged) } else { announcePermanent(added) }
+            return
         }
-        guard announce else { return }
-        notify(Change(kind: .added, protectionSpace: space, user: credential.user))
-        if makeDefault { notify(Change(kind: .defaultChanged, protectionSpace: space, user: credential.user)) }
+        // An equal credential stored again (and already the default when asked to be) changes nothing.
+        let (isNew, becomesDefault) = memory.withLock { memory -> (Bool, Bool) in
+            let isNew = memory.credentials[space]?[key] != credential
+            let becomesDefault = makeDefault && memory.defaults[space] != key
+            memory.credentials[space, default: [:]][key] = credential
+            if makeDefault { memory.defaults[space] = key }
+            return (isNew, becomesDefault)
+        }
+        if isNew { notify(added) }
+        if becomesDefault { notify(defaultChanged) }
     }
 
     private func permanentEntries(for spaces: [ProtectionSpace]?) throws(SesameError) -> [StoredCredential] {
@@ -256,7 +306,7 @@ public final class CredentialStorage: Sendable {
 
     private func notify(_ change: Change) {
         let observers = memory.withLock { Array($0.observers.values) }
-        for observer in observers { observer.yield(change) }
+        for observer in observers { observer(change) }
     }
 
     /// Credentials are keyed by user name (identities by their certificate's fingerprint).

@@ -18,6 +18,8 @@ final class StoreChangeWatch: Sendable {
 
     private let store: any CredentialStore
     private let announce: @Sendable ([CredentialStorage.Change]) -> Void
+    /// The last reading; held while a reading is compared with it, so two refreshes (the
+    /// signal's and the storage's own) take turns and the snapshot never goes back in time.
     private let snapshot = LockedValue<[Key: Summary]>([:])
     private let task = LockedValue<Task<Void, Never>?>(nil)
 
@@ -40,11 +42,13 @@ final class StoreChangeWatch: Sendable {
         task.withLock { $0?.cancel() }
     }
 
-    private func refresh() {
-        // A failed reading (a locked keyring) announces nothing and keeps the last one.
-        guard let entries = try? store.entries(for: nil) else { return }
-        let now = Self.summarize(entries)
+    /// Reads the store again and announces what changed since the last reading (also called by
+    /// the storage right after its own write, so the change is announced before the write returns).
+    func refresh() {
         let changes = snapshot.withLock { before -> [CredentialStorage.Change] in
+            // A failed reading (a locked keyring) announces nothing and keeps the last one.
+            guard let entries = try? store.entries(for: nil) else { return [] }
+            let now = Self.summarize(entries)
             defer { before = now }
             return Self.differences(from: before, to: now)
         }

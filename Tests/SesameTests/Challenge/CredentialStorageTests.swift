@@ -194,6 +194,30 @@ let apiSpace = ProtectionSpace(
         #expect(seen == [.added, .defaultChanged, .removed])
     }
 
+    @Test func ownChangesReachObserversBeforeTheCallReturnsAndAnEqualCredentialAgainIsNoChange() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let storage = CredentialStorage(fileURL: directory.appendingPathComponent("credentials.json"))
+        let seen = LockedValue<[CredentialStorage.Change.Kind]>([])
+        let observation = storage.observeChanges { change in seen.withLock { $0.append(change.kind) } }
+        let session = Credential(user: "ada", password: "x", persistence: .forSession)
+        try storage.set(session, for: apiSpace)
+        #expect(seen.withLock { $0 } == [.added])
+        try storage.set(session, for: apiSpace)
+        #expect(seen.withLock { $0 } == [.added], "the same credential again changes nothing")
+        try storage.setDefaultCredential(session, for: apiSpace)
+        #expect(seen.withLock { $0 } == [.added, .defaultChanged])
+        try storage.set(Credential(user: "bob", password: "y", persistence: .permanent), for: apiSpace)
+        #expect(seen.withLock { $0 } == [.added, .defaultChanged, .added], "a permanent one, announced at once")
+        // Only a default that was set is the designated one.
+        try storage.remove(session, for: apiSpace)
+        #expect(try storage.designatedDefaultCredential(for: apiSpace) == nil)
+        #expect(try storage.defaultCredential(for: apiSpace)?.user == "bob", "the only one, for default handling")
+        observation.cancel()
+        try storage.set(session, for: apiSpace)
+        #expect(seen.withLock { $0 }.count == 4, "nothing after the observation ends")
+    }
+
     @Test func concurrentWritersInOneProcessLoseNothing() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
