@@ -112,15 +112,20 @@ final class TaskBridge: SessionTaskDelegate, @unchecked Sendable {
         willPerformHTTPRedirection response: HTTPResponse,
         newRequest: HTTPRequest
     ) async -> HTTPRequest? {
-        guard let owner, let delegate = owner.taskDelegate(for: task) else { return newRequest }
+        guard let owner else { return newRequest }
+        let delegates = owner.delegates(for: task, as: (any URLSessionTaskDelegate).self)
+        guard !delegates.isEmpty else { return newRequest }
         let timeout = task.originalRequest?.timeoutInterval ?? 60
         let proposed = URLRequest(newRequest, timeoutInterval: timeout)
-        let call = UncheckedBox((delegate, task, HTTPURLResponse.make(response)))
+        let call = UncheckedBox((delegates, task, HTTPURLResponse.make(response)))
         let decided: URLRequest? = await owner.onQueue(answering: { answer in
-            let (delegate, task, response) = call.value
-            delegate.urlSession(owner, task: task, willPerformHTTPRedirection: response, newRequest: proposed) {
-                answer($0)
+            let (delegates, task, response) = call.value
+            let answered = DelegateDispatch.first(delegates) {
+                $0.urlSession(owner, task: task, willPerformHTTPRedirection: response, newRequest: proposed) {
+                    answer($0)
+                }
             }
+            if !answered { answer(proposed) }
         })
         guard let decided else { return nil }
         guard var request = try? decided.sesameRequest() else { return nil }
@@ -138,21 +143,29 @@ final class TaskBridge: SessionTaskDelegate, @unchecked Sendable {
     {
         let apple = HTTPURLResponse.make(response)
         task.update(response: apple)
-        guard let owner, let dataTask = task as? URLSessionDataTask, let delegate = owner.dataDelegate(for: task)
-        else { return .allow }
-        let call = UncheckedBox(delegate)
+        guard let owner, let dataTask = task as? URLSessionDataTask else { return .allow }
+        let delegates = owner.progressDelegates(for: task, as: (any URLSessionDataDelegate).self)
+        guard !delegates.isEmpty else { return .allow }
+        let call = UncheckedBox(delegates)
         let disposition: URLSession.ResponseDisposition = await owner.onQueue(answering: { answer in
-            call.value.urlSession(owner, dataTask: dataTask, didReceive: apple) { answer($0) }
+            let answered = DelegateDispatch.first(call.value) {
+                $0.urlSession(owner, dataTask: dataTask, didReceive: apple) { answer($0) }
+            }
+            if !answered { answer(.allow) }
         })
         return disposition == .cancel ? .cancel : .allow
     }
 
     func session(_ session: Session, task sesameTask: SessionTask, didReceive data: Data) async {
         task.add(received: data.count)
-        guard let owner, let dataTask = task as? URLSessionDataTask, let delegate = owner.dataDelegate(for: task)
-        else { return }
-        let call = UncheckedBox(delegate)
-        await owner.onQueue { call.value.urlSession(owner, dataTask: dataTask, didReceive: data) }
+        if task.callsTaskDelegateForAsyncForm { task.gather(data) }
+        guard let owner, let dataTask = task as? URLSessionDataTask else { return }
+        let delegates = owner.progressDelegates(for: task, as: (any URLSessionDataDelegate).self)
+        guard !delegates.isEmpty else { return }
+        let call = UncheckedBox(delegates)
+        await owner.onQueue {
+            DelegateDispatch.first(call.value) { $0.urlSession(owner, dataTask: dataTask, didReceive: data) }
+        }
     }
 
     func session(
@@ -165,17 +178,21 @@ final class TaskBridge: SessionTaskDelegate, @unchecked Sendable {
         // Apple's NSURLSessionTransferSizeUnknown for a body of unknown length.
         let expected = totalBytesExpectedToSend ?? -1
         task.update(sent: totalBytesSent, expected: expected)
-        guard let owner, let delegate = owner.taskDelegate(for: task) else { return }
-        let call = UncheckedBox((delegate, task))
+        guard let owner else { return }
+        let delegates = owner.delegates(for: task, as: (any URLSessionTaskDelegate).self)
+        guard !delegates.isEmpty else { return }
+        let call = UncheckedBox((delegates, task))
         await owner.onQueue {
-            let (delegate, task) = call.value
-            delegate.urlSession(
-                owner,
-                task: task,
-                didSendBodyData: bytesSent,
-                totalBytesSent: totalBytesSent,
-                totalBytesExpectedToSend: expected
-            )
+            let (delegates, task) = call.value
+            DelegateDispatch.first(delegates) {
+                $0.urlSession(
+                    owner,
+                    task: task,
+                    didSendBodyData: bytesSent,
+                    totalBytesSent: totalBytesSent,
+                    totalBytesExpectedToSend: expected
+                )
+            }
         }
     }
 

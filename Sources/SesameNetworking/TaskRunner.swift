@@ -47,7 +47,7 @@ struct TaskRunner {
                     }
                 }
             )
-        case (_, .some):
+        case (_, .some) where !task.callsTaskDelegateForAsyncForm:
             task.attach(
                 Task {
                     do {
@@ -60,7 +60,8 @@ struct TaskRunner {
                     }
                 }
             )
-        case (_, nil):
+        case (_, _):
+            // Delegate-driven, or an `async` form streaming to its task delegate.
             let sesameTask = engine.dataTask(with: request, delegate: bridge)
             task.attach(sesameTask)
             sesameTask.resume()
@@ -83,19 +84,21 @@ struct TaskRunner {
             let delta = received - written
             written = received
             task.add(received: Int(delta))
-            guard let downloadTask = task as? URLSessionDownloadTask, task.completion == nil,
-                let delegate = session.downloadDelegate(for: task)
-            else { return }
-            let call = UncheckedBox(delegate)
+            guard let downloadTask = task as? URLSessionDownloadTask else { return }
+            let delegates = session.progressDelegates(for: task, as: (any URLSessionDownloadDelegate).self)
+            guard !delegates.isEmpty else { return }
+            let call = UncheckedBox(delegates)
             let session = self.session
             session.delegateQueue.addOperation {
-                call.value.urlSession(
-                    session,
-                    downloadTask: downloadTask,
-                    didWriteData: delta,
-                    totalBytesWritten: received,
-                    totalBytesExpectedToWrite: expected ?? -1
-                )
+                DelegateDispatch.first(call.value) {
+                    $0.urlSession(
+                        session,
+                        downloadTask: downloadTask,
+                        didWriteData: delta,
+                        totalBytesWritten: received,
+                        totalBytesExpectedToWrite: expected ?? -1
+                    )
+                }
             }
         }
     }

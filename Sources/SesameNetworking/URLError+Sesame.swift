@@ -33,7 +33,13 @@ extension URLError {
         if let error = error as? URLError { return error }
         let sesame = error as? SesameError
         let code: URLError.Code = sesame.map(URLError.Code.init) ?? (error is CancellationError ? .cancelled : .unknown)
-        var info: [String: Any] = [NSLocalizedDescriptionKey: sesame?.description ?? "\(error)"]
+        let detail = sesame?.description ?? "\(error)"
+        // Foundation's words where apps show or compare them; Sesame's account of the cause as
+        // the failure reason (and the underlying error).
+        var info: [String: Any] = [
+            NSLocalizedDescriptionKey: foundationDescription(code, host: url?.host) ?? detail,
+            NSLocalizedFailureReasonErrorKey: detail,
+        ]
         if let url {
             info[NSURLErrorFailingURLErrorKey] = url
             // NSURLErrorFailingURLStringErrorKey, by its value (the name is deprecated).
@@ -45,6 +51,29 @@ extension URLError {
             userInfo: [NSLocalizedDescriptionKey: "\(error)"]
         )
         return URLError(code, userInfo: info)
+    }
+
+    /// What Apple's URL loading system says for `code` (nil where Sesame's own words say more).
+    static func foundationDescription(_ code: URLError.Code, host: String?) -> String? {
+        let server = host.map { "“\($0)”" } ?? "the server"
+        switch code {
+        case .cancelled: return "cancelled"
+        case .badURL: return "bad URL"
+        case .unsupportedURL: return "unsupported URL"
+        case .timedOut: return "The request timed out."
+        case .cannotFindHost: return "A server with the specified hostname could not be found."
+        case .cannotConnectToHost: return "Could not connect to the server."
+        case .networkConnectionLost: return "The network connection was lost."
+        case .httpTooManyRedirects: return "too many HTTP redirects"
+        case .secureConnectionFailed:
+            return "An SSL error has occurred and a secure connection to the server cannot be made."
+        case .serverCertificateUntrusted:
+            return
+                "The certificate for this server is invalid. You might be connecting to a server that is pretending to be \(server) which could put your confidential information at risk."
+        case .clientCertificateRequired: return "The server \(server) requires a client certificate."
+        case .clientCertificateRejected: return "The server \(server) did not accept the certificate."
+        default: return nil
+        }
     }
 }
 

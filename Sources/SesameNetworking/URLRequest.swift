@@ -8,7 +8,11 @@ extension URLRequest {
     func sesameRequest() throws -> HTTPRequest {
         guard let url, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
             url.host != nil
-        else { throw URLError(.unsupportedURL, userInfo: [NSURLErrorFailingURLErrorKey: url as Any]) }
+        else { throw URLError(.unsupportedURL, userInfo: Self.errorInfo(.unsupportedURL, url)) }
+        // A port no socket can have makes the URL a bad one (Foundation's -1000), not a failed connection.
+        if let port = url.port, !(0...65535).contains(port) {
+            throw URLError(.badURL, userInfo: Self.errorInfo(.badURL, url))
+        }
         var request = HTTPRequest(url: url, method: httpMethod ?? "GET")
         for (name, value) in (allHTTPHeaderFields ?? [:]).sorted(by: { $0.key < $1.key }) {
             request.headers.add(name: name, value: value)
@@ -22,6 +26,13 @@ extension URLRequest {
             request.body = InputStreamBox(stream).body()
         }
         return request
+    }
+
+    private static func errorInfo(_ code: URLError.Code, _ url: URL?) -> [String: Any] {
+        var info: [String: Any] = [NSURLErrorFailingURLErrorKey: url as Any]
+        info[NSLocalizedDescriptionKey] = URLError.foundationDescription(code, host: url?.host)
+        info["NSErrorFailingURLStringKey"] = url?.absoluteString
+        return info
     }
 
     /// The request as a redirect or a delegate sees it.

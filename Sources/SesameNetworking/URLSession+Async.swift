@@ -83,6 +83,7 @@ extension URLSession {
         _ box: ResultBox<T>
     ) async throws -> T {
         task.delegate = delegate
+        task.callsTaskDelegateForAsyncForm = delegate != nil
         return try await withTaskCancellationHandler {
             try await box.wait(starting: { task.resume() })
         } onCancel: {

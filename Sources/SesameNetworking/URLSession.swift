@@ -184,9 +184,10 @@ open class URLSession: NSObject, @unchecked Sendable {
         becomeInvalid(ifIdle: idle)
     }
 
+    /// The tasks that are running or suspended (a cancelled task is on its way out, as on Apple's).
     @preconcurrency
     open func getAllTasks(completionHandler: @escaping @Sendable ([URLSessionTask]) -> Void) {
-        let tasks = lock.withLock { Array(running.values) }
+        let tasks = lock.withLock { Array(running.values) }.filter { $0.state == .running || $0.state == .suspended }
         delegateQueue.addOperation { completionHandler(tasks) }
     }
 
@@ -218,7 +219,14 @@ open class URLSession: NSObject, @unchecked Sendable {
         guard !refused else {
             return finish(
                 task,
-                error: URLError(.cancelled, userInfo: [NSLocalizedDescriptionKey: "the session was invalidated"])
+                error: URLError(
+                    .cancelled,
+                    userInfo: [
+                        NSLocalizedDescriptionKey: "cancelled",
+                        NSLocalizedFailureReasonErrorKey: "the session was invalidated before the task started",
+                        NSURLErrorFailingURLErrorKey: task.originalRequest?.url as Any,
+                    ]
+                )
             )
         }
         TaskRunner(session: self, task: task).start()
@@ -233,18 +241,26 @@ open class URLSession: NSObject, @unchecked Sendable {
             let (session, task) = call.value
             switch task.completion {
             case .data(let handler)?:
-                handler(error == nil ? (data ?? Data()) : nil, response, error)
+                handler(error == nil ? (data ?? task.gatheredData) : nil, response, error)
+                if task.callsTaskDelegateForAsyncForm, let own = task.delegate {
+                    DelegateDispatch.first([own]) { $0.urlSession(session, task: task, didCompleteWithError: error) }
+                }
             case .download(let handler)?:
                 handler(error == nil ? location : nil, response, error)
-                if let location { try? FileManager.default.removeItem(at: location) }
-            case nil:
-                if let location, let downloadTask = task as? URLSessionDownloadTask,
-                    let delegate = session.downloadDelegate(for: task)
-                {
-                    delegate.urlSession(session, downloadTask: downloadTask, didFinishDownloadingTo: location)
+                if task.callsTaskDelegateForAsyncForm, let own = task.delegate {
+                    DelegateDispatch.first([own]) { $0.urlSession(session, task: task, didCompleteWithError: error) }
                 }
                 if let location { try? FileManager.default.removeItem(at: location) }
-                session.taskDelegate(for: task)?.urlSession(session, task: task, didCompleteWithError: error)
+            case nil:
+                if let location, let downloadTask = task as? URLSessionDownloadTask {
+                    // Required by the protocol: the first delegate that adopts it implements it.
+                    session.delegates(for: task, as: (any URLSessionDownloadDelegate).self).first?
+                        .urlSession(session, downloadTask: downloadTask, didFinishDownloadingTo: location)
+                }
+                if let location { try? FileManager.default.removeItem(at: location) }
+                DelegateDispatch.first(session.delegates(for: task, as: (any URLSessionTaskDelegate).self)) {
+                    $0.urlSession(session, task: task, didCompleteWithError: error)
+                }
             }
             session.taskFinished(task)
             task.release()
@@ -260,16 +276,17 @@ open class URLSession: NSObject, @unchecked Sendable {
     }
 
     /// The task's own delegate when it has one, else the session's, as the task-level protocol.
-    func taskDelegate(for task: URLSessionTask) -> (any URLSessionTaskDelegate)? {
-        task.delegate ?? (delegate as? any URLSessionTaskDelegate)
+    /// The delegates asked for a task's callback, in Apple's order: the task's own, then the
+    /// session's (each when it adopts the protocol that declares the callback).
+    func delegates<Delegate>(for task: URLSessionTask, as type: Delegate.Type) -> [Delegate] {
+        [task.delegate as? Delegate, lock.withLock { delegate } as? Delegate].compactMap { $0 }
     }
 
-    func dataDelegate(for task: URLSessionTask) -> (any URLSessionDataDelegate)? {
-        (task.delegate as? any URLSessionDataDelegate) ?? (delegate as? any URLSessionDataDelegate)
-    }
-
-    func downloadDelegate(for task: URLSessionTask) -> (any URLSessionDownloadDelegate)? {
-        (task.delegate as? any URLSessionDownloadDelegate) ?? (delegate as? any URLSessionDownloadDelegate)
+    /// The delegates asked for a task's data, response and progress callbacks: none for a task
+    /// with a completion handler, only its own for an `async` form given a delegate.
+    func progressDelegates<Delegate>(for task: URLSessionTask, as type: Delegate.Type) -> [Delegate] {
+        if task.completion == nil { return delegates(for: task, as: type) }
+        return task.callsTaskDelegateForAsyncForm ? [task.delegate as? Delegate].compactMap { $0 } : []
     }
 
     /// Runs `body` on the delegate queue and waits for it (delegate methods are called there, one

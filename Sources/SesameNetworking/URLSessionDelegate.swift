@@ -104,13 +104,19 @@ extension URLSessionTaskDelegate {
         return (.performDefaultHandling, nil)
     }
 
+    // The defaults below stand for a method the delegate does not implement: the session's
+    // delegate is asked next, as Apple asks it (DelegateDispatch).
+
     public func urlSession(
         _ session: URLSession,
         task: URLSessionTask,
         willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest,
         completionHandler: @escaping (URLRequest?) -> Void
-    ) { completionHandler(request) }
+    ) {
+        guard !DelegateDispatch.reportMissing() else { return }
+        completionHandler(request)
+    }
 
     public func urlSession(
         _ session: URLSession,
@@ -118,9 +124,11 @@ extension URLSessionTaskDelegate {
         didSendBodyData bytesSent: Int64,
         totalBytesSent: Int64,
         totalBytesExpectedToSend: Int64
-    ) {}
+    ) { _ = DelegateDispatch.reportMissing() }
 
-    public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {}
+    public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        _ = DelegateDispatch.reportMissing()
+    }
 }
 
 /// Data task callbacks (`URLSessionDataDelegate`).
@@ -141,9 +149,14 @@ extension URLSessionDataDelegate {
         dataTask: URLSessionDataTask,
         didReceive response: URLResponse,
         completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
-    ) { completionHandler(.allow) }
+    ) {
+        guard !DelegateDispatch.reportMissing() else { return }
+        completionHandler(.allow)
+    }
 
-    public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {}
+    public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        _ = DelegateDispatch.reportMissing()
+    }
 }
 
 /// Download task callbacks (`URLSessionDownloadDelegate`).
@@ -167,7 +180,7 @@ extension URLSessionDownloadDelegate {
         didWriteData bytesWritten: Int64,
         totalBytesWritten: Int64,
         totalBytesExpectedToWrite: Int64
-    ) {}
+    ) { _ = DelegateDispatch.reportMissing() }
 }
 
 /// Resumes a continuation once; later calls (a handler called twice) are ignored. Values are

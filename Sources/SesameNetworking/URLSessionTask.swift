@@ -48,6 +48,10 @@ open class URLSessionTask: NSObject, @unchecked Sendable {
     private var bytesReceived: Int64 = 0
     private var bytesSent: Int64 = 0
     private var bytesExpectedToSend: Int64?
+    /// For an `async` form with a task delegate: the delegate gets the task's callbacks while the
+    /// body is gathered here for the caller (Apple's `data(for:delegate:)`).
+    private var reportsToTaskDelegate = false
+    private var gathered = Data()
     private var work: Task<Void, Never>?
     private var sesameTask: SessionTask?
     private static let counter = NSLock()
@@ -139,6 +143,16 @@ open class URLSessionTask: NSObject, @unchecked Sendable {
     var isCanceling: Bool { lock.withLock { mutableState == .canceling } }
     func update(request: URLRequest) { lock.withLock { current = request } }
     func update(response: URLResponse) { lock.withLock { received = response } }
+
+    /// Set before `resume` by the `async` forms that were given a delegate.
+    var callsTaskDelegateForAsyncForm: Bool {
+        get { lock.withLock { reportsToTaskDelegate } }
+        set { lock.withLock { reportsToTaskDelegate = newValue } }
+    }
+
+    /// Keeps body bytes for the completion of an `async` form that streams to its delegate.
+    func gather(_ data: Data) { lock.withLock { gathered.append(data) } }
+    var gatheredData: Data { lock.withLock { gathered } }
     func add(received count: Int) { lock.withLock { bytesReceived += Int64(count) } }
     func update(sent total: Int64, expected: Int64) {
         lock.withLock {
