@@ -78,4 +78,31 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
     }
 
     open func removeCookies(since date: Date) { store.remove { $0.created >= date } }
+
+    /// The cookies ordered by `sortOrder` (the first descriptor that tells two apart decides).
+    open func sortedCookies(using sortOrder: [NSSortDescriptor]) -> [HTTPCookie] {
+        (cookies ?? []).sorted { first, second in
+            for descriptor in sortOrder {
+                switch descriptor.compare(first, to: second) {
+                case .orderedAscending: return true
+                case .orderedDescending: return false
+                case .orderedSame: continue
+                }
+            }
+            return false
+        }
+    }
+
+    private static let groups = LockedValue<[String: HTTPCookieStorage]>([:])
+
+    /// One storage per identifier for the life of the process, each with its own cookies (app
+    /// groups share a container on Apple's platforms; on Linux the identifier names the storage).
+    open class func sharedCookieStorage(forGroupContainerIdentifier identifier: String) -> HTTPCookieStorage {
+        groups.withLock { groups in
+            if let storage = groups[identifier] { return storage }
+            let storage = HTTPCookieStorage(CookieStore())
+            groups[identifier] = storage
+            return storage
+        }
+    }
 }

@@ -21,6 +21,9 @@ open class URLCredentialStorage: NSObject, @unchecked Sendable {
     // @unchecked: `storage` is Sendable; the observation is set once in init.
     let storage: CredentialStorage
     private var observation: CredentialStorage.ChangeObservation?
+    /// The threads inside one of this storage's changing calls, and whether their call changed
+    /// anything: such a call posts one notification when it returns, however many changes it made.
+    private let callers = LockedValue<[UInt: Bool]>([:])
 
     /// The process-wide storage (Sesame's `CredentialStorage.shared`).
     public static let shared = URLCredentialStorage(CredentialStorage.shared)
@@ -38,7 +41,13 @@ open class URLCredentialStorage: NSObject, @unchecked Sendable {
         let poster = WeakStorage(self)
         observation = storage.observeChanges { _ in
             guard let storage = poster.storage else { return }
-            NotificationCenter.default.post(name: .NSURLCredentialStorageChanged, object: storage)
+            let thread = UInt(pthread_self())
+            let duringCall = storage.callers.withLock { callers -> Bool in
+                guard callers[thread] != nil else { return false }
+                callers[thread] = true
+                return true
+            }
+            if !duringCall { storage.postChanged() }
         }
     }
 
@@ -58,12 +67,20 @@ open class URLCredentialStorage: NSObject, @unchecked Sendable {
         return result
     }
 
+    /// Stores the credential; it becomes the space's default when the space has none yet, as
+    /// Foundation's does.
     public func set(_ credential: URLCredential, for space: URLProtectionSpace) {
-        attempt { try storage.set(credential.sesame, for: space.space) }
+        changing {
+            if try storage.designatedDefaultCredential(for: space.space) == nil {
+                try storage.setDefaultCredential(credential.sesame, for: space.space)
+            } else {
+                try storage.set(credential.sesame, for: space.space)
+            }
+        }
     }
 
     public func remove(_ credential: URLCredential, for space: URLProtectionSpace) {
-        attempt { try storage.remove(credential.sesame, for: space.space) }
+        changing { try storage.remove(credential.sesame, for: space.space) }
     }
 
     public func remove(_ credential: URLCredential, for space: URLProtectionSpace, options: [String: Any]? = nil) {
@@ -77,7 +94,7 @@ open class URLCredentialStorage: NSObject, @unchecked Sendable {
     }
 
     public func setDefaultCredential(_ credential: URLCredential, for space: URLProtectionSpace) {
-        attempt { try storage.setDefaultCredential(credential.sesame, for: space.space) }
+        changing { try storage.setDefaultCredential(credential.sesame, for: space.space) }
     }
 
     // The task forms.
@@ -113,6 +130,20 @@ open class URLCredentialStorage: NSObject, @unchecked Sendable {
         // @unchecked: a weak reference, read only.
         weak var storage: URLCredentialStorage?
         init(_ storage: URLCredentialStorage) { self.storage = storage }
+    }
+
+    /// Runs a changing call; posts `NSURLCredentialStorageChanged` once, before returning, when
+    /// it changed anything.
+    private func changing(_ body: () throws -> Void) {
+        let thread = UInt(pthread_self())
+        callers.withLock { $0[thread] = false }
+        attempt(body)
+        let changed = callers.withLock { $0.removeValue(forKey: thread) ?? false }
+        if changed { postChanged() }
+    }
+
+    private func postChanged() {
+        NotificationCenter.default.post(name: .NSURLCredentialStorageChanged, object: self)
     }
 
     @discardableResult

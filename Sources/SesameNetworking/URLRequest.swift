@@ -18,6 +18,13 @@ extension URLRequest {
             request.headers.add(name: name, value: value)
         }
         request.handlesCookies = httpShouldHandleCookies
+        // A request given a timeout of its own keeps it; one left at Foundation's default (60 s)
+        // takes the configuration's `timeoutIntervalForRequest`.
+        if timeoutInterval != Self.defaultTimeoutInterval, timeoutInterval > 0 {
+            // Bounded so an enormous (or infinite) interval is a long wait, never a trap.
+            let milliseconds = min(timeoutInterval, 1e9) * 1000
+            request.timeout = .milliseconds(Int64(milliseconds.rounded(.up)))
+        }
         if let httpBody, !httpBody.isEmpty {
             request.body = .data(httpBody)
         } else if let stream = httpBodyStream as? SesameBodyStream {
@@ -34,6 +41,9 @@ extension URLRequest {
         info["NSErrorFailingURLStringKey"] = url?.absoluteString
         return info
     }
+
+    /// `URLRequest(url:)`'s timeout.
+    static let defaultTimeoutInterval: TimeInterval = 60
 
     /// The request as a redirect or a delegate sees it.
     init(_ request: HTTPRequest, timeoutInterval: TimeInterval = 60) {

@@ -55,6 +55,14 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
     open var connectionProxyDictionary: [AnyHashable: Any]?
     open var tlsMinimumSupportedProtocolVersion: tls_protocol_version_t = .TLSv12
     open var tlsMaximumSupportedProtocolVersion: tls_protocol_version_t = .TLSv13
+    /// Kept and copied; without effect: Linux has no network service classes.
+    open var networkServiceType: NSURLRequest.NetworkServiceType = .default
+    /// Kept and copied; without effect: there is no system scheduler of discretionary transfers.
+    open var isDiscretionary = false
+    /// Kept and copied; without effect: Sesame keeps no response cache (every policy loads).
+    open var urlCache: URLCache?
+    /// Kept and copied; without effect: there are no background sessions.
+    open var shouldUseExtendedBackgroundIdleMode = false
 
     public override init() {}
 
@@ -78,6 +86,10 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         copy.connectionProxyDictionary = connectionProxyDictionary
         copy.tlsMinimumSupportedProtocolVersion = tlsMinimumSupportedProtocolVersion
         copy.tlsMaximumSupportedProtocolVersion = tlsMaximumSupportedProtocolVersion
+        copy.networkServiceType = networkServiceType
+        copy.isDiscretionary = isDiscretionary
+        copy.urlCache = urlCache
+        copy.shouldUseExtendedBackgroundIdleMode = shouldUseExtendedBackgroundIdleMode
         return copy
     }
 
