@@ -34,13 +34,18 @@ let package = Package(
             pkgConfig: "libnghttp2",
             providers: [.apt(["libnghttp2-dev"])]
         ),
+        .systemLibrary(
+            name: "CBrotli",
+            pkgConfig: "libbrotlidec",
+            providers: [.apt(["libbrotli-dev"])]
+        ),
         .target(
             name: "CSesameShims",
             dependencies: ["COpenSSL", "CZlib"]
         ),
         .target(
             name: "Sesame",
-            dependencies: ["COpenSSL", "CZlib", "CNGHTTP2", "CSesameShims"],
+            dependencies: ["COpenSSL", "CZlib", "CBrotli", "CNGHTTP2", "CSesameShims"],
             swiftSettings: strictSwift
         ),
         .target(

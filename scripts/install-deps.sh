@@ -23,7 +23,7 @@ install_httpbin() {
     "$venv/bin/pip" install -q --disable-pip-version-check 'httpbin==0.10.4' 'gunicorn>=21,<24'
 }
 
-packages=(libssl-dev zlib1g-dev libnghttp2-dev pkg-config openssl ca-certificates publicsuffix nginx apache2 apache2-utils squid curl libcurl4-openssl-dev python3 python3-venv libsecret-1-0 libsecret-tools gnome-keyring dbus-daemon dbus-bin nghttp2-server nghttp2-client)
+packages=(libssl-dev zlib1g-dev libbrotli-dev libnghttp2-dev pkg-config openssl ca-certificates publicsuffix nginx apache2 apache2-utils squid curl libcurl4-openssl-dev python3 python3-venv libsecret-1-0 libsecret-tools gnome-keyring dbus-daemon dbus-bin nghttp2-server nghttp2-client)
 missing=()
 for package in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then

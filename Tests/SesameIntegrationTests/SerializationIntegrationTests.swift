@@ -51,6 +51,14 @@ import Testing
                 == .object(["user": .object(["id": .integer(7), "tags": .array([.string("x")])]), "ok": .bool(true)])
         )
 
+        // A brotli body (httpbin's /brotli, encoded by its brotli library) is decoded on the way in.
+        let (brotli, brotliResponse) = try await session.data(
+            for: HTTPRequest(url: URL(string: httpbin.baseURL + "/brotli")!),
+            serializer: JSONResponseSerializer()
+        )
+        #expect(brotliResponse.headers.first("Content-Encoding") == "br")
+        #expect(brotli["brotli"] == .bool(true))
+
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("note-\(UUID().uuidString).txt")
         try Data("file contents\n".utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }

@@ -110,7 +110,7 @@ extension HTTP1Exchange.Settings {
     init(_ configuration: SessionConfiguration) {
         var added = Array(configuration.defaultHeaders)
         if configuration.decodesContent {
-            added.append(HTTPHeaders.Field(name: "Accept-Encoding", value: "gzip, deflate"))
+            added.append(HTTPHeaders.Field(name: "Accept-Encoding", value: BodyDecoding.acceptEncoding))
         }
         var onWireEvent: (@Sendable (HTTP1Exchange.WireEvent) -> Void)?
         if let observer = configuration.eventObserver {

@@ -65,7 +65,7 @@ public struct SessionConfiguration: Sendable {
     public var followsRedirects = true
     /// The most redirects one task follows.
     public var maximumRedirects = 20
-    /// Whether `gzip` and `deflate` response bodies are decoded (and `Accept-Encoding` sent).
+    /// Whether `gzip`, `deflate` and `br` (brotli) response bodies are decoded (and `Accept-Encoding` sent).
     public var decodesContent = true
     /// The most bytes a decoded body may grow to.
     public var maximumDecodedBodySize = 1 << 32

@@ -40,7 +40,7 @@ func url(_ server: LocalServer, _ path: String) -> URL { URL(string: server.base
         }
         #expect(origin.requests.map(\.connectionIndex) == [0, 0, 0])
         #expect(origin.requests.first?.headers["host"] == "localhost:\(origin.port)")
-        #expect(origin.requests.first?.headers["accept-encoding"] == "gzip, deflate")
+        #expect(origin.requests.first?.headers["accept-encoding"] == "gzip, deflate, br")
     }
 
     @Test func chunkedBodiesAndTrailersArrive() async throws {
@@ -72,7 +72,7 @@ func url(_ server: LocalServer, _ path: String) -> URL { URL(string: server.base
         #expect(response.headers["content-encoding"] == "gzip")
     }
 
-    @Test(arguments: [("GZIP", true), ("identity, x-gzip", true), ("gzip, gzip", false), ("br", false)])
+    @Test(arguments: [("GZIP", true), ("identity, x-gzip", true), ("gzip, gzip", false), ("zstd", false)])
     func oneKnownContentCodingIsDecoded(coding: String, decoded: Bool) async throws {
         let directory = try temporaryDirectory()
         try Data("plain text".utf8).write(to: directory.appendingPathComponent("in"))

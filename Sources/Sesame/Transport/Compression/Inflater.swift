@@ -3,7 +3,7 @@ internal import CZlib
 
 /// Streaming decompression of `gzip` and `deflate` response bodies through zlib, with a bound on
 /// the decoded size (a small body must not expand without limit).
-final class Inflater {
+final class Inflater: BodyDecoder {
     enum Coding: Sendable {
         case gzip
         case deflate

@@ -34,27 +34,3 @@ extension ResponseReader {
         }
     }
 }
-
-extension Inflater {
-    /// The decoder for a response's body: one coding other than identity (gzip, x-gzip,
-    /// deflate) is decoded; none, several or an unknown one is left as it is. nil also when
-    /// `limit` is nil (decoding is off) or the response has no body (a HEAD request's).
-    static func forResponse(_ headers: HTTPHeaders, limit: Int?, isHeadRequest: Bool) throws -> Inflater? {
-        guard let limit, !isHeadRequest else { return nil }
-        var (coding, count) = (Inflater.Coding?.none, 0)
-        headers.forEachToken(in: "Content-Encoding") { token in
-            if equalsIgnoringASCIICase(token, "identity") { return true }
-            count += 1
-            if equalsIgnoringASCIICase(token, "gzip") || equalsIgnoringASCIICase(token, "x-gzip") {
-                coding = .gzip
-            } else if equalsIgnoringASCIICase(token, "deflate") {
-                coding = .deflate
-            } else {
-                coding = nil
-            }
-            return count == 1
-        }
-        guard count == 1, let coding else { return nil }
-        return try Inflater(coding: coding, limit: limit)
-    }
-}

@@ -15,7 +15,7 @@ final class ResponseBodyReader: ResponseReader {
     private let requestAsksToClose: Bool
     private var parser: HTTP1ResponseParser
     private var events: [HTTP1ResponseParser.Event] = []
-    private var inflater: Inflater?
+    private var inflater: (any BodyDecoder)?
     private var released = false
     private var reuseForbidden = false
     private var ended = false
@@ -187,7 +187,7 @@ final class ResponseBodyReader: ResponseReader {
             headers: head.headers,
             url: url
         )
-        inflater = try Inflater.forResponse(head.headers, limit: decodedBodyLimit, isHeadRequest: isHeadRequest)
+        inflater = try BodyDecoding.decoder(for: head.headers, limit: decodedBodyLimit, isHeadRequest: isHeadRequest)
         self.response = response
     }
 

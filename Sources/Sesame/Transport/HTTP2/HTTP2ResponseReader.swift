@@ -12,7 +12,7 @@ final class HTTP2ResponseReader: ResponseReader {
     private let onWireEvent: (@Sendable (HTTP1Exchange.WireEvent) -> Void)?
     private let timeout: Duration
     private let deadline: ContinuousClock.Instant
-    private var inflater: Inflater?
+    private var inflater: (any BodyDecoder)?
     private var finished = false
     private var ended = false
     private(set) var response: HTTPResponse?
@@ -61,7 +61,7 @@ final class HTTP2ResponseReader: ResponseReader {
             case .head(let status, let fields):
                 report(status, fields)
                 guard status >= 200 else { continue }
-                inflater = try Inflater.forResponse(fields, limit: decodedBodyLimit, isHeadRequest: isHeadRequest)
+                inflater = try BodyDecoding.decoder(for: fields, limit: decodedBodyLimit, isHeadRequest: isHeadRequest)
                 response = HTTPResponse(status: status, reason: "", version: "HTTP/2", headers: fields, url: url)
             case .data, .end, .trailers:
                 throw SesameError(.protocolError, "HTTP/2: stream \(stream) ended before its response head")
