@@ -24,9 +24,9 @@ build() {
     clang -O1 -fsanitize=address,fuzzer-no-link -c Sources/CSesameShims/shims.c \
         -I Sources/CSesameShims/include -o "$out/shims.o"
     swiftc -O -g -sanitize=fuzzer,address -parse-as-library -module-name SesameFuzz -package-name Sesame -swift-version 6 -num-threads 2 \
-        -I Sources/COpenSSL -I Sources/CZlib -I Sources/CNGHTTP2 -I "$out/include" \
+        -I Sources/COpenSSL -I Sources/CZlib -I Sources/CBrotli -I Sources/CNGHTTP2 -I "$out/include" \
         $(find Sources/Sesame -name '*.swift' | sort) Fuzz/*.swift "$out/shims.o" \
-        -lssl -lcrypto -lz -lnghttp2 -o "$out/sesame-fuzzer"
+        -lssl -lcrypto -lz -lbrotlidec -lnghttp2 -o "$out/sesame-fuzzer"
 }
 build >"$out/build.log" 2>&1 || {
     cat "$out/build.log"
