@@ -40,6 +40,17 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
     // @unchecked: `store` is Sendable; `cookieAcceptPolicy` is set as on Apple's, before use.
     let store: CookieStore
     open var cookieAcceptPolicy: HTTPCookie.AcceptPolicy = .always
+    /// The cookie objects callers stored, by name, domain and path: handed back as they were
+    /// given (Foundation's storage returns the objects it was given) while the store still
+    /// holds the same cookie; a cookie set by a response is made from Sesame's.
+    private let given = LockedValue<[CookieKey: (object: HTTPCookie, cookie: Cookie)]>([:])
+
+    private struct CookieKey: Hashable {
+        var name: String
+        var domain: String
+        var path: String
+        init(_ cookie: Cookie) { (name, domain, path) = (cookie.name, cookie.domain, cookie.path) }
+    }
 
     /// The process-wide storage (Sesame's `CookieStore.shared`).
     public static let shared = HTTPCookieStorage(CookieStore.shared)
@@ -49,27 +60,61 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
     /// A storage of its own, in memory.
     public override convenience init() { self.init(CookieStore()) }
 
-    open var cookies: [HTTPCookie]? { store.allCookies.compactMap(HTTPCookie.make) }
+    open var cookies: [HTTPCookie]? { objects(for: store.allCookies) }
 
-    open func cookies(for url: URL) -> [HTTPCookie]? { store.cookies(for: url).compactMap(HTTPCookie.make) }
+    open func cookies(for url: URL) -> [HTTPCookie]? { objects(for: store.cookies(for: url)) }
+
+    /// Foundation's description: the number of cookies kept.
+    open override var description: String { "<NSHTTPCookieStorage cookies count:\(store.allCookies.count)>" }
+
+    private func objects(for cookies: [Cookie]) -> [HTTPCookie] {
+        let given = given.withLock { $0 }
+        return cookies.compactMap { cookie in
+            if let kept = given[CookieKey(cookie)], Self.same(kept.cookie, cookie) { return kept.object }
+            return HTTPCookie.make(cookie)
+        }
+    }
+
+    /// The same stored cookie (the store's creation time aside).
+    private static func same(_ first: Cookie, _ second: Cookie) -> Bool {
+        first.value == second.value && first.expires == second.expires && first.isHostOnly == second.isHostOnly
+            && first.isSecure == second.isSecure && first.isHTTPOnly == second.isHTTPOnly
+    }
+
+    private func keep(_ object: HTTPCookie, as cookie: Cookie) {
+        let stored = store.allCookies
+        given.withLock { given in
+            given[CookieKey(cookie)] = (object, cookie)
+            // Bounded by what the store keeps: objects of cookies it no longer holds are let go.
+            if given.count > 2 * stored.count + 64 {
+                let kept = Set(stored.map(CookieKey.init))
+                given = given.filter { kept.contains($0.key) }
+            }
+        }
+    }
 
     /// Stores `cookie` unless Sesame's cookie rules refuse it (a domain cookie for a public
     /// suffix, a malformed one): Foundation stores anything here, and a `.com` cookie would then go
     /// to every `.com` site. A difference from Apple's that is a security rule.
     open func setCookie(_ cookie: HTTPCookie) {
         guard cookieAcceptPolicy != .never else { return }
-        store.set(cookie.sesameCookie)
+        let sesame = cookie.sesameCookie
+        if store.set(sesame) { keep(cookie, as: sesame) }
     }
 
     /// Stores the cookies `url` may set (each must belong to its host), as responses set them.
     open func setCookies(_ cookies: [HTTPCookie], for url: URL?, mainDocumentURL: URL?) {
         guard cookieAcceptPolicy != .never else { return }
+        // Foundation's rule: the main document must be the URL's host or under it.
         if cookieAcceptPolicy == .onlyFromMainDocumentDomain, let url, let main = mainDocumentURL?.host?.lowercased(),
-            let host = url.host?.lowercased(), host != main, !host.hasSuffix("." + main)
+            let host = url.host?.lowercased(), main != host, !main.hasSuffix("." + host)
         {
             return
         }
-        for cookie in cookies { store.set(cookie.sesameCookie, from: url) }
+        for cookie in cookies {
+            let sesame = cookie.sesameCookie
+            if store.set(sesame, from: url) { keep(cookie, as: sesame) }
+        }
     }
 
     open func deleteCookie(_ cookie: HTTPCookie) {
