@@ -216,6 +216,21 @@ import Testing
         )
     }
 
+    @Test func aDomainWithAnEmptyLabelIsAProblemAndEveryLoadedCookieReadsBackAsItself() {
+        let text = [
+            "...\tFALSE\t/\tFALSE\t0\tdots\t1", "a..example.test\tTRUE\t/\tFALSE\t0\tgap\t1",
+            "..example.test\tTRUE\t/\tFALSE\t0\ttwo\t1", "example.test.\tFALSE\t/\tFALSE\t0\tkept\t1",
+        ].joined(separator: "\n")
+        let (cookies, problems) = CookieStore.parseNetscape(text, source: "jar")
+        #expect(cookies.map(\.name) == ["kept"])
+        #expect(problems.map(\.line) == [1, 2, 3])
+        for cookie in cookies {
+            let line = CookieStore.netscapeLine(cookie) ?? ""
+            let (again, more) = CookieStore.parseNetscape(line, source: "again")
+            #expect(more.isEmpty && again.first?.domain == cookie.domain)
+        }
+    }
+
     @Test func aLargeCookieFileLoadsInOnePass() throws {
         // 20,000 lines over 2,000 domains: every line is read, the store keeps its bounds. (Kept
         // small: a synchronous test holds one of the few concurrency threads while it runs.)
