@@ -124,12 +124,7 @@ extension KeychainItem {
     /// The attributes Apple reads from a key; the application label, unless given, is the
     /// SHA-1 of the public key, which is how an identity's key finds its certificate.
     static func keyAttributes(_ key: SecKey) -> [String: KeychainValue] {
-        let type: String
-        switch key.publicKey.kind {
-        case .rsa: type = kSecAttrKeyTypeRSA as String
-        case .ellipticCurve: type = kSecAttrKeyTypeECSECPrimeRandom as String
-        case .ed25519, .other: type = key.publicKey.algorithm
-        }
+        let type = PublicKey.Kind.secKeyType(of: key.publicKey) as String
         let bits = Int64(key.publicKey.bitCount)
         let isPrivate = key.privateKeyOwner != nil
         return [
@@ -170,15 +165,7 @@ extension KeychainItem {
             let pem = String(decoding: bytes, as: UTF8.self)
             return (try? Identity(certificatePEM: pem, privateKeyPEM: pem)).map(SecKey.init(privateKeyOf:))
         }
-        let type = attributes[kSecAttrKeyType as String]?.text
-        let kind: PublicKey.Kind
-        if type == kSecAttrKeyTypeRSA as String {
-            kind = .rsa
-        } else if type == kSecAttrKeyTypeECSECPrimeRandom as String {
-            kind = .ellipticCurve
-        } else {
-            return nil
-        }
+        guard let kind = PublicKey.Kind(secKeyType: attributes[kSecAttrKeyType as String]?.text) else { return nil }
         return (try? PublicKey(rawRepresentation: bytes, kind: kind)).map(SecKey.init)
     }
 

@@ -78,12 +78,7 @@ public func SecKeyCreateWithData(
         error?.pointee = securityError(errSecUnimplemented, "only public keys can be created from data on Linux")
         return nil
     }
-    let kind: PublicKey.Kind
-    if type == kSecAttrKeyTypeRSA as String {
-        kind = .rsa
-    } else if type == kSecAttrKeyTypeECSECPrimeRandom as String {
-        kind = .ellipticCurve
-    } else {
+    guard let kind = PublicKey.Kind(secKeyType: type) else {
         error?.pointee = securityError(
             errSecParam,
             "kSecAttrKeyType must be kSecAttrKeyTypeRSA or kSecAttrKeyTypeECSECPrimeRandom"
@@ -101,18 +96,34 @@ public func SecKeyCreateWithData(
 /// `kSecAttrKeyType`, `kSecAttrKeySizeInBits` and `kSecAttrKeyClass` of the key.
 @discardableResult
 public func SecKeyCopyAttributes(_ key: SecKey) -> CFDictionary? {
-    let type: CFString
-    switch key.publicKey.kind {
-    case .rsa: type = kSecAttrKeyTypeRSA
-    case .ellipticCurve: type = kSecAttrKeyTypeECSECPrimeRandom
-    case .ed25519, .other: type = key.publicKey.algorithm as NSString
-    }
     let attributes: [String: Any] = [
-        kSecAttrKeyType as String: type,
+        kSecAttrKeyType as String: PublicKey.Kind.secKeyType(of: key.publicKey),
         kSecAttrKeySizeInBits as String: NSNumber(value: key.publicKey.bitCount),
         kSecAttrKeyClass as String: key.isPrivate ? kSecAttrKeyClassPrivate : kSecAttrKeyClassPublic,
     ]
     return attributes as NSDictionary
+}
+
+extension PublicKey.Kind {
+    /// The kind a `kSecAttrKeyType` value names; nil for anything but RSA and EC.
+    init?(secKeyType type: String?) {
+        if type == kSecAttrKeyTypeRSA as String {
+            self = .rsa
+        } else if type == kSecAttrKeyTypeECSECPrimeRandom as String {
+            self = .ellipticCurve
+        } else {
+            return nil
+        }
+    }
+
+    /// The `kSecAttrKeyType` of `key` (its algorithm's name for the kinds Apple has no constant for).
+    static func secKeyType(of key: PublicKey) -> CFString {
+        switch key.kind {
+        case .rsa: kSecAttrKeyTypeRSA
+        case .ellipticCurve: kSecAttrKeyTypeECSECPrimeRandom
+        case .ed25519, .other: key.algorithm as NSString
+        }
+    }
 }
 
 /// The public key of `key` (itself for a public key).
