@@ -39,6 +39,8 @@ extension HTTPCookie {
 open class HTTPCookieStorage: NSObject, @unchecked Sendable {
     // @unchecked: `store` is Sendable; `cookieAcceptPolicy` is set as on Apple's, before use.
     let store: CookieStore
+    /// Where a persistent storage keeps its cookies across launches; nil: in memory only.
+    let file: PersistentCookieFile?
     open var cookieAcceptPolicy: HTTPCookie.AcceptPolicy = .always
     /// The cookie objects callers stored, by name, domain and path: handed back as they were
     /// given (Foundation's storage returns the objects it was given) while the store still
@@ -52,10 +54,28 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
         init(_ cookie: Cookie) { (name, domain, path) = (cookie.name, cookie.domain, cookie.path) }
     }
 
-    /// The process-wide storage (Sesame's `CookieStore.shared`).
-    public static let shared = HTTPCookieStorage(CookieStore.shared)
+    /// The program's storage, kept across launches (see ``init(persistentName:)``).
+    public static let shared = HTTPCookieStorage(persistentName: "shared")
 
-    public init(_ store: CookieStore) { self.store = store }
+    /// A storage over `store`, in memory.
+    public init(_ store: CookieStore) {
+        self.store = store
+        file = nil
+    }
+
+    /// A storage that keeps its cookies across launches in the file FoundationNetworking keeps
+    /// them in, `$XDG_DATA_HOME/<program>/.cookies.<name>` (session cookies stay in memory),
+    /// read now and written after each change. Changes a session makes as responses arrive are
+    /// written on a background queue; those made through this storage's methods before they
+    /// return.
+    init(persistentName name: String) {
+        let file = PersistentCookieFile(storageName: name)
+        store = CookieStore(reportingChangesTo: { change in
+            if file.record(change) { DispatchQueue.global(qos: .utility).async { file.write() } }
+        })
+        _ = store.restore(file.load())
+        self.file = file
+    }
 
     /// A storage of its own, in memory.
     public override convenience init() { self.init(CookieStore()) }
@@ -100,6 +120,7 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
         guard cookieAcceptPolicy != .never else { return }
         let sesame = cookie.sesameCookie
         if store.set(sesame) { keep(cookie, as: sesame) }
+        file?.write()
     }
 
     /// Stores the cookies `url` may set (each must belong to its host), as responses set them.
@@ -115,14 +136,19 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
             let sesame = cookie.sesameCookie
             if store.set(sesame, from: url) { keep(cookie, as: sesame) }
         }
+        file?.write()
     }
 
     open func deleteCookie(_ cookie: HTTPCookie) {
         let target = cookie.sesameCookie
         store.remove { $0.name == target.name && $0.domain == target.domain && $0.path == target.path }
+        file?.write()
     }
 
-    open func removeCookies(since date: Date) { store.remove { $0.created >= date } }
+    open func removeCookies(since date: Date) {
+        store.remove { $0.created >= date }
+        file?.write()
+    }
 
     /// The cookies ordered by `sortOrder` (the first descriptor that tells two apart decides).
     open func sortedCookies(using sortOrder: [NSSortDescriptor]) -> [HTTPCookie] {
@@ -140,12 +166,14 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
 
     private static let groups = LockedValue<[String: HTTPCookieStorage]>([:])
 
-    /// One storage per identifier for the life of the process, each with its own cookies (app
-    /// groups share a container on Apple's platforms; on Linux the identifier names the storage).
+    /// One storage per identifier for the life of the process, each with its own cookies, kept
+    /// across launches as ``shared`` is, in `.cookies.<identifier>` beside it (app groups share a
+    /// container on Apple's platforms; on Linux the identifier names the storage, as in
+    /// FoundationNetworking).
     open class func sharedCookieStorage(forGroupContainerIdentifier identifier: String) -> HTTPCookieStorage {
         groups.withLock { groups in
             if let storage = groups[identifier] { return storage }
-            let storage = HTTPCookieStorage(CookieStore())
+            let storage = HTTPCookieStorage(persistentName: identifier)
             groups[identifier] = storage
             return storage
         }

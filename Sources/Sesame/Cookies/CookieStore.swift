@@ -17,8 +17,41 @@ public final class CookieStore: Sendable {
     public static let maximumTotal = 3_000
 
     private let cookies = LockedValue<[String: Cookie]>([:])
+    /// Told of every change, in the order the changes were made (under the store's lock, so it
+    /// must only take note): how a persistent storage follows the store.
+    private let changeHandler: (@Sendable (Change) -> Void)?
 
-    public init() {}
+    public init() { changeHandler = nil }
+
+    /// What one change did: the cookies it stored (new or replacing) and those it removed
+    /// (deleted, replaced under another identity, expired or evicted). A persistent copy applies
+    /// `removed`, then `stored`.
+    package struct Change: Sendable {
+        package var stored: [Cookie]
+        package var removed: [Cookie]
+    }
+
+    /// A store that reports each change to `changeHandler` (called with the store's lock held:
+    /// it records the change and returns, and never calls back into the store).
+    package init(reportingChangesTo changeHandler: @escaping @Sendable (Change) -> Void) {
+        self.changeHandler = changeHandler
+    }
+
+    /// Adds cookies kept elsewhere (a persistent copy being read back) under the store's rules,
+    /// without reporting them as changes; returns how many the rules refused.
+    package func restore(_ restored: [Cookie]) -> Int {
+        let now = Date()
+        var accepted: [Cookie] = []
+        for var cookie in restored where !cookie.isExpired(at: now) {
+            cookie.domain = CookieRules.canonicalHost(cookie.domain)
+            if CookieRules.refusal(cookie, from: nil) == nil { accepted.append(cookie) }
+        }
+        cookies.withLock { cookies in
+            for cookie in accepted { cookies[cookie.key] = cookie }
+            Self.evict(&cookies, domains: Set(accepted.map(\.domain)), now: now)
+        }
+        return restored.count - accepted.count
+    }
 
     /// Every cookie not yet expired.
     public var allCookies: [Cookie] {
@@ -81,6 +114,7 @@ public final class CookieStore: Sendable {
         guard !added.isEmpty else { return }
         let now = Date()
         cookies.withLock { cookies in
+            let before = changeHandler == nil ? [:] : cookies
             for cookie in added {
                 let old = cookies.removeValue(forKey: cookie.key)
                 guard !cookie.isExpired(at: now) else { continue }
@@ -89,12 +123,21 @@ public final class CookieStore: Sendable {
                 cookies[cookie.key] = stored
             }
             Self.evict(&cookies, domains: Set(added.map(\.domain)), now: now)
+            guard let changeHandler else { return }
+            let removed = before.values.filter { cookies[$0.key] == nil }
+            let stored = Set(added.map(\.key)).compactMap { cookies[$0] }
+            if !removed.isEmpty || !stored.isEmpty { changeHandler(Change(stored: stored, removed: removed)) }
         }
     }
 
     /// Removes the cookies `predicate` selects (all of them by default).
     public func remove(where predicate: (Cookie) -> Bool = { _ in true }) {
-        cookies.withLock { cookies in cookies = cookies.filter { !predicate($0.value) } }
+        cookies.withLock { cookies in
+            let removed = cookies.values.filter(predicate)
+            guard !removed.isEmpty else { return }
+            for cookie in removed { cookies.removeValue(forKey: cookie.key) }
+            changeHandler?(Change(stored: [], removed: removed))
+        }
     }
 
     private static func order(_ a: Cookie, _ b: Cookie) -> Bool {

@@ -2,11 +2,11 @@ import Foundation
 
 /// Durable replacement, private folders and locks with plain system calls: every error keeps its
 /// errno. (Reading is ``UserFile``'s.)
-enum PosixFile {
+package enum PosixFile {
     /// Replaces `path` with `bytes` atomically and durably: a temporary file beside it (mode
     /// `mode`), written and fsynced, renamed over the old one, then the directory fsynced. A crash
     /// at any point leaves either the old file or the new one.
-    static func replace(_ path: String, with bytes: [UInt8], mode: mode_t) throws(PosixFileError) {
+    package static func replace(_ path: String, with bytes: [UInt8], mode: mode_t) throws(PosixFileError) {
         let parent = (path as NSString).deletingLastPathComponent
         let directory = parent.isEmpty ? "." : parent  // a bare file name is in the current directory
         let name = (path as NSString).lastPathComponent
@@ -49,7 +49,7 @@ enum PosixFile {
     /// Refuses a folder for private files (credentials) that someone else could change: one
     /// writable by its group or by others (they could replace or plant the files in it), or owned
     /// by another user than this process's or root. A folder that does not exist passes.
-    static func requirePrivateFolder(_ path: String) throws(PosixFileError) {
+    package static func requirePrivateFolder(_ path: String) throws(PosixFileError) {
         let folder = path.isEmpty ? "." : path
         var status = stat()
         guard stat(folder, &status) == 0 else {
@@ -75,7 +75,7 @@ enum PosixFile {
     }
 
     /// Creates `path` and its missing parents with `mode` (existing directories are left alone).
-    static func makeDirectories(_ path: String, mode: mode_t) throws(PosixFileError) {
+    package static func makeDirectories(_ path: String, mode: mode_t) throws(PosixFileError) {
         var built = path.hasPrefix("/") ? "" : "."
         for component in path.split(separator: "/") {
             built += "/" + component
@@ -87,7 +87,7 @@ enum PosixFile {
 }
 
 /// A failed system call on a file, or a file refused for what it is.
-struct PosixFileError: Error {
+package struct PosixFileError: Error {
     let operation: String
     let path: String
     let reason: String
@@ -102,18 +102,18 @@ struct PosixFileError: Error {
         self.reason = reason
     }
 
-    var description: String { "\(operation) '\(path)': \(reason)" }
+    package var description: String { "\(operation) '\(path)': \(reason)" }
 }
 
 /// An exclusive advisory lock (`flock`) on a lock file, held until ``unlock()``. Several processes
 /// (and several threads, each with its own descriptor) take turns.
-struct FileLock: ~Copyable {
+package struct FileLock: ~Copyable {
     private let fd: Int32
 
     /// Opens (creating it when missing) and locks `path`. A symbolic link there is refused, not
     /// followed: whoever could plant it would otherwise choose what file Sesame creates; so is
     /// anything but a regular file.
-    init(path: String) throws(PosixFileError) {
+    package init(path: String) throws(PosixFileError) {
         let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             let code = errno
@@ -141,7 +141,7 @@ struct FileLock: ~Copyable {
         self.fd = fd
     }
 
-    consuming func unlock() {
+    package consuming func unlock() {
         flock(fd, LOCK_UN)
         close(fd)
         discard self
