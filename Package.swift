@@ -88,6 +88,13 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         .testTarget(
+            // App code written in the Swift 6 language mode: Sendable delegates, main-actor
+            // models, `@Sendable` handlers, against the same `import SesameNetworking`.
+            name: "SesameNetworkingSwift6Tests",
+            dependencies: ["SesameNetworking", "SesameTesting"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
             // AFNetworking code as it is written: Swift 5, `import SesameAFNetworking` only.
             name: "SesameAFNetworkingTests",
             dependencies: ["SesameAFNetworking", "SesameTesting"],

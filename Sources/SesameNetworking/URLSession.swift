@@ -191,6 +191,38 @@ open class URLSession: NSObject, @unchecked Sendable {
         delegateQueue.addOperation { completionHandler(tasks) }
     }
 
+    /// The same tasks by kind: data tasks (upload tasks excluded), upload tasks, download tasks.
+    @preconcurrency
+    open func getTasksWithCompletionHandler(
+        _ completionHandler:
+            @escaping @Sendable ([URLSessionDataTask], [URLSessionUploadTask], [URLSessionDownloadTask])
+            -> Void
+    ) {
+        getAllTasks { tasks in
+            completionHandler(
+                tasks.compactMap { $0 is URLSessionUploadTask ? nil : $0 as? URLSessionDataTask },
+                tasks.compactMap { $0 as? URLSessionUploadTask },
+                tasks.compactMap { $0 as? URLSessionDownloadTask }
+            )
+        }
+    }
+
+    /// ``getAllTasks(completionHandler:)`` awaited.
+    open var allTasks: [URLSessionTask] {
+        get async {
+            await withCheckedContinuation { continuation in getAllTasks { continuation.resume(returning: $0) } }
+        }
+    }
+
+    /// ``getTasksWithCompletionHandler(_:)`` awaited.
+    open var tasks: ([URLSessionDataTask], [URLSessionUploadTask], [URLSessionDownloadTask]) {
+        get async {
+            await withCheckedContinuation { continuation in
+                getTasksWithCompletionHandler { continuation.resume(returning: ($0, $1, $2)) }
+            }
+        }
+    }
+
     private func becomeInvalid(ifIdle idle: Bool) {
         guard idle else {
             lock.withLock { invalidateWhenDone = true }
