@@ -7,12 +7,21 @@ struct TaskRunner {
     let session: URLSession
     let task: URLSessionTask
 
+    /// Starts the task: through the first `URLProtocol` that takes it, else on the network.
     func start() {
-        let url = task.originalRequest?.url
+        if let type = ProtocolLoad.protocolClass(for: task, in: session) {
+            return ProtocolLoad.start(type, task: task, session: session)
+        }
+        // safe: a task is always made from a request.
+        start(request: task.originalRequest!)
+    }
+
+    /// Loads `appleRequest` (the task's, or where a protocol redirected it) on the network.
+    func start(request appleRequest: URLRequest) {
+        let url = appleRequest.url
         var request: HTTPRequest
         do {
-            // safe: a task is always made from a request.
-            request = try task.originalRequest!.sesameRequest()
+            request = try appleRequest.sesameRequest()
         } catch {
             return session.finish(task, error: URLError.from(error, url: url))
         }

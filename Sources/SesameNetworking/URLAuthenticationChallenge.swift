@@ -51,7 +51,7 @@ open class URLAuthenticationChallenge: NSObject, @unchecked Sendable {
     public let proposedCredential: URLCredential?
     public let failureResponse: URLResponse?
     public let error: (any Error)?
-    private let answerSender: any URLAuthenticationChallengeSender & Sendable
+    private let answerSender: any URLAuthenticationChallengeSender
     /// The forms of the method just called that the delegate does not implement (Sesame's
     /// defaults mark them): with both missing, the method is missing.
     package enum Form: Sendable {
@@ -70,11 +70,50 @@ open class URLAuthenticationChallenge: NSObject, @unchecked Sendable {
         answerSender = sender ?? ChallengeSender()
     }
 
+    /// A challenge a `URLProtocol` (or a test) makes itself, answered through `sender`.
+    public init(
+        protectionSpace space: URLProtectionSpace,
+        proposedCredential credential: URLCredential?,
+        previousFailureCount: Int,
+        failureResponse response: URLResponse?,
+        error: (any Error)?,
+        sender: any URLAuthenticationChallengeSender
+    ) {
+        challenge = AuthenticationChallenge(
+            protectionSpace: space.space,
+            proposedCredential: credential?.sesame,
+            previousFailureCount: previousFailureCount,
+            error: error
+        )
+        protectionSpace = space
+        proposedCredential = credential
+        failureResponse = response
+        self.error = error
+        answerSender = sender
+    }
+
+    /// A copy of `challenge` answered through `sender` (a protocol passing on a challenge).
+    public convenience init(
+        authenticationChallenge challenge: URLAuthenticationChallenge,
+        sender: any URLAuthenticationChallengeSender
+    ) {
+        self.init(
+            protectionSpace: challenge.protectionSpace,
+            proposedCredential: challenge.proposedCredential,
+            previousFailureCount: challenge.previousFailureCount,
+            failureResponse: challenge.failureResponse,
+            error: challenge.error,
+            sender: sender
+        )
+    }
+
     public var previousFailureCount: Int { challenge.previousFailureCount }
     public var sender: (any URLAuthenticationChallengeSender)? { answerSender }
 
     package func markMissing(_ form: Form) { lock.withLock { _ = missing.insert(form) } }
     func isMissing(_ form: Form) -> Bool { lock.withLock { missing.contains(form) } }
+    /// Forgets the marks before the next delegate is asked.
+    func clearMissing() { lock.withLock { missing = [] } }
 }
 
 /// The sender attached to every challenge: it answers the Sesame challenge underneath.

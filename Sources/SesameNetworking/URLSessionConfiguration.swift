@@ -64,6 +64,9 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
     /// Kept and copied; without effect: there are no background sessions.
     open var shouldUseExtendedBackgroundIdleMode = false
 
+    /// `URLProtocol` subclasses asked, in order, before the network loads a request.
+    open var protocolClasses: [AnyClass]? = []
+
     public override init() {}
 
     open func copy(with zone: NSZone? = nil) -> Any {
@@ -90,6 +93,7 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         copy.isDiscretionary = isDiscretionary
         copy.urlCache = urlCache
         copy.shouldUseExtendedBackgroundIdleMode = shouldUseExtendedBackgroundIdleMode
+        copy.protocolClasses = protocolClasses
         return copy
     }
 

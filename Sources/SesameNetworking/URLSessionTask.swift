@@ -54,6 +54,8 @@ open class URLSessionTask: NSObject, @unchecked Sendable {
     private var gathered = Data()
     private var work: Task<Void, Never>?
     private var sesameTask: SessionTask?
+    /// What stops a load that is neither a Swift task nor a Sesame task alone (a URLProtocol's).
+    private var cancelHook: (@Sendable () -> Void)?
     private static let counter = NSLock()
     nonisolated(unsafe) private static var next = 0
 
@@ -109,13 +111,14 @@ open class URLSessionTask: NSObject, @unchecked Sendable {
 
     /// Cancels the task: it completes with `URLError.cancelled`.
     open func cancel() {
-        let (work, task, wasSuspended) = lock.withLock { () -> (Task<Void, Never>?, SessionTask?, Bool) in
-            guard mutableState == .running || mutableState == .suspended else { return (nil, nil, false) }
+        let (work, task, hook, wasSuspended) = lock.withLock {
+            () -> (Task<Void, Never>?, SessionTask?, (@Sendable () -> Void)?, Bool) in
+            guard mutableState == .running || mutableState == .suspended else { return (nil, nil, nil, false) }
             let suspended = mutableState == .suspended && self.work == nil && sesameTask == nil
             mutableState = .canceling
-            return (self.work, sesameTask, suspended)
+            return (self.work, sesameTask, cancelHook, suspended)
         }
-        work?.cancel()
+        if let hook { hook() } else { work?.cancel() }
         task?.cancel()
         if wasSuspended, let session {
             session.finish(self, error: URLError.from(SesameError.cancelledTask, url: originalRequest?.url))
@@ -127,14 +130,26 @@ open class URLSessionTask: NSObject, @unchecked Sendable {
     func attach(_ work: Task<Void, Never>) {
         let cancelled = lock.withLock { () -> Bool in
             self.work = work
+            cancelHook = nil
             return mutableState == .canceling
         }
         if cancelled { work.cancel() }
     }
 
+    /// `work` is cancelled by calling `onCancel` (which makes it finish the task as cancelled).
+    func attach(_ work: Task<Void, Never>, onCancel: @escaping @Sendable () -> Void) {
+        let cancelled = lock.withLock { () -> Bool in
+            self.work = work
+            cancelHook = onCancel
+            return mutableState == .canceling
+        }
+        if cancelled { onCancel() }
+    }
+
     func attach(_ task: SessionTask) {
         let cancelled = lock.withLock { () -> Bool in
             sesameTask = task
+            cancelHook = nil
             return mutableState == .canceling
         }
         if cancelled { task.cancel() }
@@ -169,6 +184,7 @@ open class URLSessionTask: NSObject, @unchecked Sendable {
             failure = error
             work = nil
             sesameTask = nil
+            cancelHook = nil
             return true
         }
     }

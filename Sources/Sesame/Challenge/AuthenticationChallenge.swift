@@ -57,6 +57,24 @@ public final class AuthenticationChallenge: Sendable {
         sender = ChallengeAnswerSender()
     }
 
+    /// A challenge made outside a session's exchange (the compatibility modules' public
+    /// initializers: a `URLProtocol` answering requests itself asks its own).
+    package convenience init(
+        protectionSpace: ProtectionSpace,
+        proposedCredential: Credential?,
+        previousFailureCount: Int,
+        error: (any Error)?
+    ) {
+        self.init(
+            protectionSpace: protectionSpace,
+            proposedCredential: proposedCredential,
+            previousFailureCount: previousFailureCount,
+            failureResponse: nil,
+            error: error,
+            task: nil
+        )
+    }
+
     /// An HTTP challenge (401 or 407) for `task`.
     convenience init(
         _ space: ProtectionSpace,
