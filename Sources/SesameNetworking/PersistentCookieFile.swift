@@ -38,7 +38,9 @@ final class PersistentCookieFile: Sendable {
     private static let open = LockedValue<[PersistentCookieFile]>([])
 
     private static func writeAllAtExit() {
-        for file in open.withLock({ $0 }) where file.hasPendingChanges { file.write() }
+        // Every file, not only those with changes waiting: a write in progress on another thread
+        // took its changes already, and this waits for it to finish.
+        for file in open.withLock({ $0 }) { file.write() }
     }
 
     /// The file of the storage called `name` ("shared", or a group identifier) for this program.
@@ -176,9 +178,6 @@ final class PersistentCookieFile: Sendable {
             return wasEmpty
         }
     }
-
-    /// Whether changes wait to be written.
-    var hasPendingChanges: Bool { pending.withLock { !$0.isEmpty } }
 
     /// Applies the changes recorded so far to the file.
     func write() {

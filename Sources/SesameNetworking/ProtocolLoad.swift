@@ -40,7 +40,7 @@ final class ProtocolLoad: NSObject, URLProtocolClient, @unchecked Sendable {
     /// the shared session first the registered ones (Apple's rule); nil: the network loads it.
     static func protocolClass(for task: URLSessionTask, in session: URLSession) -> URLProtocol.Type? {
         let configured = (session.configuration.protocolClasses ?? []).compactMap { $0 as? URLProtocol.Type }
-        let candidates = (session === URLSession.shared ? URLProtocol.registeredClasses : []) + configured
+        let candidates = (session.isShared ? URLProtocol.registeredClasses : []) + configured
         return candidates.first { $0.canInit(with: task) }
     }
 

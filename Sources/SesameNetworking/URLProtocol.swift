@@ -9,8 +9,8 @@ import Sesame
 /// classes of its configuration's `protocolClasses` in order, and ``URLSession/shared`` first asks
 /// the classes given to ``registerClass(_:)`` (the latest first), as on Apple's platforms; the
 /// first whose `canInit(with:)` answers true loads the request, else the network does.
-open class URLProtocol: NSObject, @unchecked Sendable {
-    // @unchecked: as Apple's, a protocol object is used by the loading system one call at a time.
+open class URLProtocol: NSObject {
+    // Not Sendable, as Apple's and FoundationNetworking's: subclasses need not declare it.
     private let original: URLRequest
     private let cached: CachedURLResponse?
     /// Where the protocol reports what it loaded.

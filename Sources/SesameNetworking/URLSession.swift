@@ -27,7 +27,14 @@ open class URLSession: NSObject, @unchecked Sendable {
     }
 
     /// A session with the default configuration and no delegate.
-    public static let shared = URLSession(configuration: .default)
+    public static let shared: URLSession = {
+        let session = URLSession(configuration: .default)
+        session.isShared = true
+        return session
+    }()
+
+    /// True for ``shared`` alone (it asks the registered `URLProtocol` classes).
+    private(set) var isShared = false
 
     /// A copy of the configuration the session was made with.
     public let configuration: URLSessionConfiguration
