@@ -5,8 +5,6 @@
 #include <openssl/crypto.h>
 #include <openssl/opensslv.h>
 #include <openssl/provider.h>
-#include <poll.h>
-#include <sched.h>
 #include <unistd.h>
 #include <spawn.h>
 #include <sys/socket.h>
@@ -320,25 +318,6 @@ int CSesameShims_epoll_wait(int epfd, uint32_t *events, uint64_t *data, int capa
     return count;
 }
 int CSesameShims_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
-int CSesameShims_wait_readable(int fd, long nanoseconds) {
-    struct pollfd descriptor = {.fd = fd, .events = POLLIN, .revents = 0};
-    struct timespec limit = {.tv_sec = nanoseconds / 1000000000L, .tv_nsec = nanoseconds % 1000000000L};
-    int result = ppoll(&descriptor, 1, &limit, NULL);
-    return result > 0 ? 1 : result;
-}
-int CSesameShims_set_thread_batch_scheduling(int batch) {
-    static __thread int refused = 0;  // once refused (a sandbox), not asked again on this thread
-    if (refused) return refused;
-    struct sched_param parameters = {.sched_priority = 0};
-    int result = pthread_setschedparam(pthread_self(), batch ? SCHED_BATCH : SCHED_OTHER, &parameters);
-    if (result != 0) refused = result;
-    return result;
-}
-int CSesameShims_thread_id(void) { return (int)gettid(); }
-int CSesameShims_thread_is_batch(int tid) {
-    int policy = sched_getscheduler(tid);
-    return policy < 0 ? -1 : policy == SCHED_BATCH;
-}
 int CSesameShims_accept_cloexec(int fd) { return accept4(fd, NULL, NULL, SOCK_CLOEXEC); }
 int CSesameShims_spawn_close_from(void *actions, int from) {
     return posix_spawn_file_actions_addclosefrom_np((posix_spawn_file_actions_t *)actions, from);

@@ -369,10 +369,6 @@ struct Harness {
         let out = directory.appendingPathComponent("out-\(UUID().uuidString)").path
         var environment = ["PATH": "/usr/bin:/bin"].merging(extra) { _, new in new }
         if let auth { environment["SESAME_BENCH_AUTH"] = auth }
-        // Sesame's inline waits set for a run (0 turns them off), to measure what they pay.
-        if let limit = ProcessInfo.processInfo.environment["SESAME_BENCH_INLINE_WAIT_MS"] {
-            environment["SESAME_BENCH_INLINE_WAIT_MS"] = limit
-        }
         let child = try ChildProcess(
             executable: driver,
             arguments: ["spawn"] + command,

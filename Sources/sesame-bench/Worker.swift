@@ -44,9 +44,6 @@ enum Worker {
             // workload expects it, and the worker checks that it got it.
             let version = environment["SESAME_BENCH_HTTP2"] != nil ? "HTTP/2" : nil
             if let proxy = environment["SESAME_BENCH_PROXY"] { configuration.proxy = ProxyConfiguration(proxy: proxy) }
-            if let limit = environment["SESAME_BENCH_INLINE_WAIT_MS"].flatMap(Int.init), limit >= 0 {
-                configuration.inlineWaitLimit = .milliseconds(limit)
-            }
             var delegate: (any SessionTaskDelegate)? = nil
             // SESAME_BENCH_AUTH=basic:USER:PASSWORD or digest:USER:PASSWORD, as for the libcurl driver.
             if let auth = ProcessInfo.processInfo.environment["SESAME_BENCH_AUTH"] {

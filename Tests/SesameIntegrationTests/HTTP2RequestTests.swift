@@ -248,38 +248,6 @@ import Testing
         }
     }
 
-    @Test func requestsOneAtATimeAreReadOnTheCallersThreadWithoutWakingTheLoop() async throws {
-        let server = try await NghttpdServer(files: ["small.txt": Array("hello h2\n".utf8)])
-        defer { server.stop() }
-        let loop = try EventLoop(name: "h2-inline")
-        defer { loop.shutdown() }
-        var configuration = SessionConfiguration.default
-        configuration.httpVersion = .http2PriorKnowledge
-        configuration.inlineWaitLimit = .seconds(2)
-        configuration.proxy = .none
-        configuration.cookieStore = nil
-        configuration.credentialStorage = nil
-        let session = Session(configuration: configuration, eventLoop: loop)
-        let url = URL(string: "http://127.0.0.1:\(server.port)/small.txt")!
-        for _ in 0..<3 { _ = try await session.data(from: url) }
-        try await Task.sleep(for: .milliseconds(50))
-        // The connection's only stream reads the answer with its own task, on its own thread;
-        // with a read pump on the loop, every answer woke the loop. The loop may be between waits
-        // when a request starts (then it serves the read itself), so most requests, not all, run
-        // on the caller's thread alone.
-        var quiet = 0
-        for _ in 0..<40 {
-            await withCheckedContinuation { continuation in loop.execute { continuation.resume() } }
-            try await Task.sleep(for: .milliseconds(5))
-            let wakeUpsBefore = loop.wakeUpCount
-            let (body, response) = try await session.data(from: url)
-            #expect(response.status == 200 && body == Data("hello h2\n".utf8))
-            if loop.wakeUpCount == wakeUpsBefore { quiet += 1 }
-        }
-        #expect(quiet >= 20)
-        #expect(session.http2Pool.connectionCount == 1)
-    }
-
     @Test func aCancelledTaskResetsItsStreamAndTheConnectionCarriesTheNext() async throws {
         let server = try await NghttpdServer(files: ["big.bin": Self.big, "small.txt": Array("hello h2\n".utf8)])
         defer { server.stop() }

@@ -111,18 +111,6 @@ int CSesameShims_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t d
 /// Waits; writes up to `capacity` (events, data) pairs into the two arrays.
 int CSesameShims_epoll_wait(int epfd, uint32_t *events, uint64_t *data, int capacity, int timeoutMilliseconds);
 int CSesameShims_eventfd(void);
-/// Waits up to `nanoseconds` for `fd` to become readable (or fail, or hang up) with ppoll(2).
-/// Returns 1 when it did, 0 on timeout, -1 with errno set on error (EINTR included).
-int CSesameShims_wait_readable(int fd, long nanoseconds);
-/// Sets the calling thread's scheduling policy: SCHED_BATCH when `batch` is nonzero (the thread's
-/// wake-ups then do not preempt the thread running on its processor, sched(7)), SCHED_OTHER
-/// otherwise. Returns 0, or the error number (after a refusal, without asking again).
-int CSesameShims_set_thread_batch_scheduling(int batch);
-/// The calling thread's kernel thread ID (gettid(2)).
-int CSesameShims_thread_id(void);
-/// 1 when kernel thread `tid` runs under SCHED_BATCH, 0 under another policy, -1 when it cannot
-/// be told.
-int CSesameShims_thread_is_batch(int tid);
 /// accept4(2) with SOCK_CLOEXEC (glibc declares it only under _GNU_SOURCE).
 int CSesameShims_accept_cloexec(int fd);
 /// posix_spawn_file_actions_addclosefrom_np(3) on a `posix_spawn_file_actions_t`: the child

@@ -32,7 +32,6 @@ extension Session {
             tls: peer.usesTLS ? (origin.route == .direct ? originTLS(offersHTTP2: offersHTTP2) : proxyTLS) : nil,
             hooks: handshakeHooks(for: task),
             connectTimeout: connectTimeout,
-            inlineWaitLimit: configuration.inlineWaitLimit,
             nameCacheLifetime: configuration.nameCacheLifetime,
             on: loop
         )
@@ -84,7 +83,6 @@ extension Session {
                 tls: proxy.isTLS ? proxyTLS : nil,
                 hooks: handshakeHooks(for: task),
                 connectTimeout: connectLimit(by: deadline),
-                inlineWaitLimit: configuration.inlineWaitLimit,
                 nameCacheLifetime: configuration.nameCacheLifetime,
                 on: loop
             )

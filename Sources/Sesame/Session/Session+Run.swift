@@ -12,10 +12,9 @@ extension Session {
         defer { task.complete() }
         let deadline = ContinuousClock.now + configuration.resourceTimeout
         do {
-            // The exchange runs where the caller runs: its writes and reads take the event loop's
-            // place while the loop waits (`EventLoop.runOnLoop`), and a quick answer is waited for
-            // on the caller's thread (`Connection+InlineWait.swift`). A caller running on the loop
-            // itself makes no thread hop at all.
+            // The exchange runs where the caller runs: its writes and reads start on the caller's
+            // thread while the loop waits (`EventLoop.runOnLoop`), and the caller suspends until
+            // the loop reads the answer. A caller running on the loop itself makes no thread hop.
             return try await drive(task, deadline, notifyingDelegates, expecting, sink)
         } catch let error as SesameError
             where (error.code == .connectTimeout || error.code == .timeout) && ContinuousClock.now >= deadline

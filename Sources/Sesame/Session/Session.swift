@@ -15,9 +15,8 @@ public final class Session: Sendable {
     let loop: EventLoop
 
     /// The event loop that owns the session's connections. A task elsewhere sends its request
-    /// from its own thread while the loop waits and, when the answer is expected within
-    /// ``SessionConfiguration/inlineWaitLimit``, waits for it there too, so a keep-alive request
-    /// costs one thread wake-up, as with a blocking client. A request loop that runs on the event
+    /// from its own thread while the loop waits, and suspends until the loop reads the answer;
+    /// no thread but the loop's ever waits for a socket. A request loop that runs on the event
     /// loop itself (`withTaskExecutorPreference(session.eventLoop) { … }`) never holds a Swift
     /// concurrency thread while it waits; code run there must not block, since every connection
     /// of the loop waits for it.

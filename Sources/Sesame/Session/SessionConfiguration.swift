@@ -26,19 +26,6 @@ public struct SessionConfiguration: Sendable {
     public var nameCacheLifetime: Duration? = .seconds(30)
     /// The most connections open to one scheme, host and port; further requests wait in order.
     public var maximumConnectionsPerHost = 6
-    /// How long a task's thread may wait for a response itself (in `ppoll(2)`: its head, then each
-    /// next piece of its body) instead of suspending until the event loop delivers it. Waiting on
-    /// the thread saves a thread wake-up per read (about a fifth of a keep-alive request's cost on
-    /// loopback; a 1 MiB body takes about 7 context switches instead of 35), but holds one of Swift's
-    /// concurrency threads, so it is done only when the connection's previous answer came within
-    /// this limit, no other read waits on the session's event loop and none did when the last
-    /// eight reads started (concurrent tasks need those threads to send their requests), and the
-    /// task yields its thread after every eighth such wait (tasks that wait for it start); past
-    /// the limit the wait is handed to the loop. `.zero`: tasks always suspend. The default, 3 ms,
-    /// covers answers on loopback and a LAN with their jitter: with 1 ms, over a quarter of the
-    /// answers relayed by a loopback squid came too late and went through the loop (9 % more CPU
-    /// per request).
-    public var inlineWaitLimit: Duration = .milliseconds(3)
     /// How long an unused keep-alive connection is kept before it is closed.
     public var idleTimeout: Duration = .seconds(60)
     /// Header fields added to every request that does not set them itself.

@@ -22,16 +22,7 @@ import Testing
         defer { loop.shutdown() }
         var connections: [Connection] = []
         for _ in 0..<count {
-            // A zero limit: every read waits on the loop.
-            connections.append(
-                try await Connection.connect(
-                    host: "127.0.0.1",
-                    port: server.port,
-                    tls: nil,
-                    inlineWaitLimit: .zero,
-                    on: loop
-                )
-            )
+            connections.append(try await Connection.connect(host: "127.0.0.1", port: server.port, tls: nil, on: loop))
         }
         // Under load the answers may still reach the loop one by one: a few rounds.
         for round in 0..<5 where round == 0 || loop.batchedResumeCount == 0 {

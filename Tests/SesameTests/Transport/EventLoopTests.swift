@@ -52,42 +52,6 @@ import Testing
         #expect(fired.all == ["20", "60", "nested"])
     }
 
-    @Test func theLoopWaitsAsABatchThreadWhileSeveralUsersAreAtWork() async throws {
-        let batch = try EventLoop(name: "batch")
-        defer { batch.shutdown() }
-        let normal = try EventLoop(name: "normal", schedulingPolicy: .normal)
-        defer { normal.shutdown() }
-        /// The policy of `loop`'s thread in its next wait, with `users` at work.
-        func waitsAsBatch(_ loop: EventLoop, users: Int) async throws -> Bool? {
-            loop.usersAtWork.set(users)
-            // Work posted now makes the loop wait again, deciding anew.
-            await withCheckedContinuation { continuation in loop.execute { continuation.resume() } }
-            // The work woke it, so it runs under the usual policy until it waits again: a batch
-            // wait shows soon after (a bounded number of looks, no time bound); any other shows at once.
-            for _ in 0..<2_000 where users > 1 && loop.schedulingPolicy == .batch {
-                if loop.runsAsBatch == true { return true }
-                try await Task.sleep(for: .milliseconds(1))
-            }
-            return loop.runsAsBatch
-        }
-        #expect(try await waitsAsBatch(batch, users: 2) == true)
-        #expect(try await waitsAsBatch(batch, users: 1) == false, "one user: the wait is the usual one")
-        #expect(try await waitsAsBatch(normal, users: 2) == false)
-        #expect(EventLoop.shared.schedulingPolicy == .batch)
-    }
-
-    @Test func threadsTheLoopStartsKeepTheUsualPolicy() async throws {
-        let loop = try EventLoop(name: "starts a thread")
-        defer { loop.shutdown() }
-        // A new thread takes its creator's policy; the loop's work runs under the usual one.
-        let startedAsBatch = await withCheckedContinuation { (continuation: CheckedContinuation<Bool?, Never>) in
-            loop.execute {
-                Thread.detachNewThread { continuation.resume(returning: EventLoop.callingThreadRunsAsBatch) }
-            }
-        }
-        #expect(startedAsBatch == false)
-    }
-
     @Test func workPostedAfterShutdownIsRefused() throws {
         let loop = try EventLoop(name: "shutdown")
         loop.shutdown()

@@ -42,15 +42,29 @@ import Testing
         #expect(found.isEmpty, "\(found.sorted())")
     }
 
-    /// The event loop runs descriptors, timers and posted work; what waits on reads, and when a
-    /// caller may wait itself, belongs to the connections (`InlineWaitPolicy`).
+    /// The event loop runs descriptors, timers and posted work; what waits on reads belongs to
+    /// the connections.
     @Test func theEventLoopKnowsNothingOfReadsOrConnections() throws {
         let loop = Self.sources.appendingPathComponent("Transport/Reactor/EventLoop.swift")
         let words = Set(
             try String(contentsOf: loop, encoding: .utf8).split { !($0.isLetter || $0.isNumber) }.map(String.init)
         )
-        let known = ["ReadContinuation", "InlineWaitPolicy", "Connection", "readBegan", "readEnded", "resumeRead"]
+        let known = ["ReadContinuation", "Connection", "readBegan", "readEnded", "resumeRead"]
         #expect(words.intersection(known).isEmpty, "\(words.intersection(known).sorted())")
+    }
+
+    /// Only the event loop's thread waits for a socket: no other Sesame code polls one (a task's
+    /// thread belongs to Swift's pool, which a library must never block).
+    @Test func nothingButTheEventLoopWaitsForASocket() throws {
+        var found: [String] = []
+        for file in try Self.swiftFiles(in: "") where file.lastPathComponent != "EventLoop.swift" {
+            let code = try String(contentsOf: file, encoding: .utf8).split(separator: "\n")
+                .filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("//") }.joined(separator: "\n")
+            for call in ["ppoll(", " poll(", "select(", "epoll_wait(", "_wait_readable("] where code.contains(call) {
+                found.append("\(file.lastPathComponent): \(call)")
+            }
+        }
+        #expect(found.isEmpty, "\(found.sorted())")
     }
 
     /// OpenSSL stays inside the TLS engine: a connection moves bytes and asks for decisions, and

@@ -41,16 +41,7 @@ import Testing
         channel.enqueue(Array("lost".utf8))
         #expect(channel.flush() == .failed(EPIPE))
         #expect(!channel.hasPendingOutput)
-        channel.close(waiterHolds: false)
+        channel.close()
         #expect(channel.socket.isClosed)
-    }
-
-    @Test func aWaitingCallerKeepsTheDescriptorOpenUntilItLetsGo() throws {
-        let (channel, peer) = try Self.pair()
-        defer { Glibc.close(peer) }
-        channel.close(waiterHolds: true)
-        #expect(!channel.socket.isClosed, "shut down, not closed: its number stays this socket's")
-        var byte: UInt8 = 0
-        #expect(Glibc.read(peer, &byte, 1) == 0, "the peer sees the end of the stream")
     }
 }

@@ -11,9 +11,6 @@ extension Connection {
     ///   - hooks: the asynchronous decisions; default handling when a hook is `nil`.
     ///   - connectTimeout: time allowed for connecting as a whole: resolving the name, the TCP
     ///     connection (all resolved addresses together) and the TLS handshake with its decisions.
-    ///   - inlineWaitLimit: how long a task's thread may wait for a read's bytes itself, instead of
-    ///     suspending until the loop delivers them (a session passes its configuration's
-    ///     `inlineWaitLimit`); `.zero`: never.
     ///   - nameCacheLifetime: how old the process's cached answer for `host` may be (a session
     ///     passes its configuration's `nameCacheLifetime`); concurrent
     ///     connections to one host then share one lookup, and a connection that reaches none of
@@ -28,7 +25,6 @@ extension Connection {
         tls: TLSConfiguration? = .makeClientConfiguration(),
         hooks: TLSHandshakeHooks = .default,
         connectTimeout: Duration = .seconds(30),
-        inlineWaitLimit: Duration = .milliseconds(3),
         nameCacheLifetime: Duration? = nil,
         on loop: EventLoop = .shared
     ) async throws -> Connection {
@@ -53,7 +49,6 @@ extension Connection {
             hooks: hooks,
             context: context,
             connectTimeout: left,
-            inlineWaitLimit: inlineWaitLimit,
             loop: loop
         )
         do {
@@ -239,6 +234,19 @@ extension Connection {
                 continuation.resume()
             }
             if !posted { continuation.resume() }
+        }
+    }
+}
+
+extension Connection {
+    /// Starts a read through `start` on the loop (on this thread when the loop is free, so a read
+    /// that buffered bytes answer needs no thread hop) and suspends until it is answered. Only the
+    /// loop's thread waits for the socket: the task's thread is never held.
+    func reading(_ start: @escaping @Sendable (ReadContinuation) -> Void) async throws -> [UInt8] {
+        try await withReadContinuation(handoff: readHandoff) { (continuation: ReadContinuation) in
+            if !loop.runOnLoop({ start(continuation) }) {
+                continuation.resume(throwing: SesameError(.eventLoopShutDown, "the event loop has shut down"))
+            }
         }
     }
 }

@@ -13,13 +13,6 @@ extension Connection {
             peerClosed = true
             knownClosedBox.store(true, ordering: .releasing)
         }
-        guard !readState.callerIsWaiting else {
-            // A caller's thread waits for this socket and reads it itself: leave its bytes to it
-            // (this event was taken before the wait began).
-            if events & EpollEvents.writable != 0 { flushOutbound() }
-            updateInterest()
-            return
-        }
         let unasked =
             phase == .established && pendingRead == nil
             && events & (EpollEvents.readable | EpollEvents.peerClosed | EpollEvents.hangUp | EpollEvents.error) != 0
@@ -153,7 +146,7 @@ extension Connection {
 
     func updateInterest() {
         guard let channel, channel.isRegistered, phase != .closed else { return }
-        var interest = readState.interest(inputEnded: socketEOF, peerClosed: peerClosed)
+        var interest = readState.interest(inputEnded: socketEOF)
         if channel.hasPendingOutput { interest |= EpollEvents.writable }
         if socketEOF && interest == 0 {
             // A closed peer keeps the socket readable (and may report HUP): stop watching it.

@@ -29,11 +29,7 @@ extension Connection {
             readFromSocket()
             serveRead()
         }
-        if pendingRead != nil {
-            let now = ContinuousClock.now
-            waitStartedAt = now
-            if let timeout { watchRead(until: now + timeout, timeout: timeout) }
-        }
+        if pendingRead != nil, let timeout { watchRead(until: .now + timeout, timeout: timeout) }
         updateInterest()
     }
 
@@ -86,7 +82,6 @@ extension Connection {
         readDeadline = nil
         readEndsQuietly = false
         readState.readAnswered()
-        readAnswered()
     }
 
     func endOfStream(closeNotify: Bool) {

@@ -3,7 +3,7 @@ import Foundation
 extension Connection {
     /// Starts TLS on this established connection: the bytes after a proxy's `CONNECT` response.
     /// The handshake is for `serverName`:`port` (SNI, trust decision, session cache), with every
-    /// decision and check of ``connect(host:port:tls:hooks:connectTimeout:inlineWaitLimit:nameCacheLifetime:on:)``;
+    /// decision and check of ``connect(host:port:tls:hooks:connectTimeout:nameCacheLifetime:on:)``;
     /// it returns when the tunnel carries TLS to that server. On a connection that already uses
     /// TLS (to an HTTPS proxy), the new session runs inside the first one's data: TLS inside TLS,
     /// and ``tlsInfo`` then describes the inner session. `alreadyReceived` are bytes read past the

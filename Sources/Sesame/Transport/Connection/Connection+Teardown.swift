@@ -76,12 +76,9 @@ extension Connection {
     }
 
     func tearDown() {
-        // A caller's thread that waits on the socket, or is about to, holds it: it is shut down
-        // (which ends the wait) and closed once the wait is over (`waitInline`).
-        channel?.close(waiterHolds: readState.callerIsWaiting)
+        channel?.close()
         channel = nil
         readState = .inactive
-        useEnded()  // a closed connection is no longer in use, whether or not its lease comes back
         tls = nil  // the engine, and with it the SSL and its BIOs, is freed here
         carrier = nil
     }

@@ -8,7 +8,7 @@ import Synchronization
 /// ``TLSHandshakeHooks/serverTrust`` answers; when the server asks for a client certificate it stops
 /// (`SSL_ERROR_WANT_X509_LOOKUP`) until ``TLSHandshakeHooks/clientCertificate`` answers. While it
 /// waits, the socket is not polled (no CPU) and every other connection on the loop proceeds.
-/// ``connect(host:port:tls:hooks:connectTimeout:inlineWaitLimit:nameCacheLifetime:on:)`` returns
+/// ``connect(host:port:tls:hooks:connectTimeout:nameCacheLifetime:on:)`` returns
 /// only after both decisions and the handshake are complete, so no application byte is ever
 /// written before them. A resumed session goes through the trust decision again on its stored
 /// chain.
@@ -23,8 +23,6 @@ public final class Connection: @unchecked Sendable {
     // loop's ownership (each entry point goes through `execute` or `runOnLoop`, and the callbacks
     // run inside SSL calls made there); `infoBox` is locked; the rest is immutable.
     let loop: EventLoop
-    /// The loop's inline-wait bookkeeping, shared by its connections.
-    let inlineWaits: InlineWaitPolicy
     /// The host the connection was made for.
     public let host: String
     /// The port.
@@ -64,29 +62,11 @@ public final class Connection: @unchecked Sendable {
     var socketError: SesameError?
     /// Who reads the socket, and so what the loop watches it for.
     var readState: ReadState = .inactive
-    #if DEBUG
-    /// For tests: runs on the caller's thread between `beginInlineWait` and its first ppoll(2).
-    var inlineWaitWillStart: (@Sendable () -> Void)?
-    #endif
     /// The peer shut down its sending side: no answer comes after what the kernel holds.
     var peerClosed = false
-    /// The longest a caller's thread waits for bytes itself; zero: never.
-    let inlineWaitLimit: Duration
-    /// The peer's last answer came within `inlineWaitLimit` (or none was measured yet).
-    var answersQuickly = true
-    /// Reads left to serve through the loop after a wait on a caller's thread ran out, and how
-    /// many the last such run-out imposed (doubled by each one after it, see `endInlineWait`).
-    var inlineWaitBackoff = (skipsLeft: 0, length: 0)
-    /// When the waiting read started waiting for bytes (to measure how quickly they came).
-    var waitStartedAt: ContinuousClock.Instant?
     var failure: SesameError?
     var connectContinuation: CheckedContinuation<Void, any Error>?
-    var pendingRead: (maxLength: Int, continuation: ReadContinuation)? {
-        didSet {
-            if oldValue == nil, pendingRead != nil { inlineWaits.readBegan() }
-            if oldValue != nil, pendingRead == nil { inlineWaits.readEnded() }
-        }
-    }
+    var pendingRead: (maxLength: Int, continuation: ReadContinuation)?
     var pendingWrites: [CheckedContinuation<Void, any Error>] = []
     /// Received bytes not yet read, for plain TCP (with TLS they wait inside OpenSSL).
     var inbound: [UInt8] = []
@@ -102,8 +82,6 @@ public final class Connection: @unchecked Sendable {
     /// Told on the loop when bytes (or the peer's end) arrived while no read waited: an HTTP/2
     /// connection, which reads only while a stream needs it, then reads them (a PING, a GOAWAY).
     let unsolicitedInputHandler = LockedValue<(@Sendable () -> Void)?>(nil)
-    /// Lent out by a pool for an exchange (counted in `InlineWaitPolicy.connectionsInUse`).
-    let inUseBox = Atomic<Bool>(false)
 
     enum Phase: Equatable {
         case idle
@@ -120,7 +98,6 @@ public final class Connection: @unchecked Sendable {
         hooks: TLSHandshakeHooks,
         context: TLSContext?,
         connectTimeout: Duration,
-        inlineWaitLimit: Duration = .milliseconds(3),
         loop: EventLoop
     ) {
         self.host = host
@@ -128,10 +105,8 @@ public final class Connection: @unchecked Sendable {
         self.configuration = tls ?? .makeClientConfiguration()
         self.usesTLS = tls != nil
         self.connectTimeout = connectTimeout
-        self.inlineWaitLimit = inlineWaitLimit
         self.hooks = hooks
         self.context = context
         self.loop = loop
-        self.inlineWaits = loop.local(InlineWaitPolicy.self) { InlineWaitPolicy(connectionsInUse: loop.usersAtWork) }
     }
 }

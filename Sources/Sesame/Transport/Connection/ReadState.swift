@@ -2,9 +2,9 @@
 /// set of flags that had to agree. The input's own facts (the peer closed its side, the stream
 /// ended) are apart: they are what happened to the bytes, not who waits for them.
 ///
-/// The transitions are the events below; each leaves the state alone where it does not apply (a
-/// read answered on a caller's thread does not change whose the socket is). ``interest(inputEnded:peerClosed:)``
-/// is the rule for epoll, with no other input.
+/// The transitions are the events below; each leaves the state alone where it does not apply (an
+/// answered read leaves a handshake's socket to the handshake). ``interest(inputEnded:)`` is the
+/// rule for epoll, with no other input.
 enum ReadState: Equatable {
     /// Not connected yet, or closed: nothing is watched.
     case inactive
@@ -21,34 +21,19 @@ enum ReadState: Equatable {
     case holdingUnsolicitedInput
     /// The loop serves a waiting read.
     case loopReading
-    /// A caller's thread waits in ppoll(2) for the waiting read's bytes and reads them itself:
-    /// the loop leaves the socket's bytes to it, watching only for the peer closing (see
-    /// `Connection+InlineWait.swift`).
-    case callerWaiting
-    /// A caller's thread reads this connection (its last read was waited for there), between
-    /// its reads too: watched only for the peer closing, so that a body's next bytes or the next
-    /// answer do not wake the loop thread, which would take the loop from the reader.
-    case callerReading
 
     /// The epoll events for reading (the writable bit is the outbound buffer's business).
-    func interest(inputEnded: Bool, peerClosed: Bool) -> UInt32 {
+    func interest(inputEnded: Bool) -> UInt32 {
         guard !inputEnded else { return 0 }
         switch self {
         case .handshaking, .idle, .loopReading: return EpollEvents.readable
-        // The same watch while the caller waits and between its reads: no epoll_ctl per request.
-        case .callerWaiting, .callerReading: return peerClosed ? 0 : EpollEvents.peerClosed
         case .inactive, .awaitingDecision, .holdingUnsolicitedInput: return 0
         }
     }
 
-    /// True while a caller's thread waits on the socket itself.
-    var callerIsWaiting: Bool { self == .callerWaiting }
-
     // MARK: Events
 
-    /// A read starts. From the loop's side it is the loop's to serve; a caller's thread that
-    /// reads the connection keeps it until it waits (``callerBeganWaiting()``) or hands the read
-    /// over (``readHandedToLoop()``).
+    /// A read starts: the loop serves it.
     mutating func readStarted() {
         if self == .idle || self == .holdingUnsolicitedInput { self = .loopReading }
     }
@@ -61,23 +46,6 @@ enum ReadState: Equatable {
     /// Bytes arrived and no read waits for them.
     mutating func unaskedBytesArrived() {
         if self == .idle { self = .holdingUnsolicitedInput }
-    }
-
-    /// A caller's thread starts waiting for the read's bytes.
-    mutating func callerBeganWaiting() {
-        self = .callerWaiting
-    }
-
-    /// The caller's wait ended (bytes came, the limit passed, or the connection ended); with
-    /// `readStillWaiting`, the loop serves the read from here.
-    mutating func callerStoppedWaiting(readStillWaiting: Bool) {
-        guard self == .callerWaiting else { return }
-        self = readStillWaiting ? .loopReading : .callerReading
-    }
-
-    /// A read that a caller's thread started goes through the loop after all.
-    mutating func readHandedToLoop() {
-        if self == .callerReading { self = .loopReading }
     }
 
     /// The handshake asks a delegate, and later has its answer.

@@ -94,17 +94,10 @@ final class SocketChannel {
 
     // MARK: Closing
 
-    /// Deregisters and closes the socket. With `waiterHolds` (a caller's thread waits on the
-    /// descriptor, or is about to) it is shut down instead, which ends the wait; the waiter's
-    /// reference closes it once the wait is over, so its number cannot go to another socket
-    /// while the wait still watches it.
-    func close(waiterHolds: Bool) {
+    /// Deregisters and closes the socket.
+    func close() {
         stopWatching()
-        if waiterHolds {
-            Glibc.shutdown(socket.fd, Int32(SHUT_RDWR))
-        } else {
-            socket.close()
-        }
+        socket.close()
         discardOutput()
     }
 }

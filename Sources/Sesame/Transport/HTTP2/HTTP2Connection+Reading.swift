@@ -4,18 +4,12 @@
 // connection's event loop, or the task of the connection's only stream.
 // - The connection's only stream, when it waits for its response and nobody reads, reads
 //   itself, as an HTTP/1.1 exchange does: its task sends the request and starts the read in one
-//   trip through the loop, waits for the answer's bytes (on its own thread when that is
-//   worthwhile: `Connection+InlineWait.swift`), hands them to the session and goes on, with no
-//   thread woken for it. Left to the pump, every response cost two wake-ups: the loop's, then
-//   the task's (one request at a time: 91 µs of processor time per request, of which each hop
-//   took about 10).
+//   trip through the loop, is resumed with the answer's bytes, hands them to the session and
+//   goes on. Left to the pump, every response would cost one more task hop.
 // - The pump reads while more than one stream is open, or any stream, PING or request body
 //   waits for a reader; it stops when none does. A wait that finds nobody reading starts it.
 // - While nobody reads, the loop still watches the socket: what arrives unasked (SETTINGS, a
 //   PING, GOAWAY, the peer closing) starts the pump (`Connection.unsolicitedInputHandler`).
-//   After a stream's own task read the connection on its thread, the socket is watched only for
-//   the peer closing until the next read, as for HTTP/1.1: an idle connection then answers a
-//   PING when its next request comes.
 // The role changes hands under the state lock, in the same step as the bytes that were read are
 // dispatched, so a stream never waits with nobody reading.
 extension HTTP2Connection {

@@ -96,7 +96,6 @@ final class HTTP2Connection: Sendable {
                 state.reserved < state.maxConcurrentStreams
             else { return false }
             state.reserved += 1
-            if state.reserved == 1 { connection.useBegan() }  // see `InlineWaitPolicy`
             if let since = state.idleSince {
                 state.idleSpan = since.duration(to: .now)
                 state.idleSince = nil
@@ -205,7 +204,6 @@ final class HTTP2Connection: Sendable {
     private func slotFreed(_ state: inout State) -> Idle? {
         state.reserved -= 1
         guard state.reserved == 0 else { return nil }
-        connection.useEnded()
         state.idleSince = .now
         return state.retired ? .close : .waitForStreams
     }

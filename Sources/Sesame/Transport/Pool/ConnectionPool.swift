@@ -10,9 +10,8 @@ final class ConnectionPool: Sendable {
         /// True when the connection carried an earlier request (it may have been closed by the server since).
         let isReused: Bool
 
-        /// Lends `connection` out: it counts as in use on its loop until ``ConnectionPool/release(_:reusable:)``.
+        /// Lends `connection` out until ``ConnectionPool/release(_:reusable:)``.
         init(lending connection: Connection, origin: Origin, isReused: Bool) {
-            connection.useBegan()
             self.connection = connection
             self.origin = origin
             self.isReused = isReused
@@ -112,7 +111,6 @@ final class ConnectionPool: Sendable {
 
     /// Gives a leased connection back. A connection that is not reusable is closed.
     func release(_ lease: Lease, reusable: Bool) {
-        lease.connection.useEnded()
         if !reusable { close([lease.connection]) }
         let handOff = machine.withLock {
             $0.release(lease.origin, lease.connection, reusable: reusable, now: .now)

@@ -61,17 +61,6 @@ extension EventLoop {
         confined.deferred?.append(work)
     }
 
-    /// The loop's instance of `type`, made by `make` on first use: per-loop state that belongs
-    /// to the layers above (the loop keeps it, knowing nothing of it).
-    func local<Value: AnyObject & Sendable>(_ type: Value.Type, make: () -> Value) -> Value {
-        locals.withLock { locals in
-            if let value = locals[ObjectIdentifier(type)] as? Value { return value }
-            let value = make()
-            locals[ObjectIdentifier(type)] = value
-            return value
-        }
-    }
-
     /// Runs `work` on the loop after `delay`, unless cancelled first.
     func scheduleTimer(after delay: Duration, _ work: @escaping () -> Void) -> TimerHandle {
         scheduleTimer(at: ContinuousClock.now + delay, work)

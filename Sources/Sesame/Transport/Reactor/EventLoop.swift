@@ -35,13 +35,7 @@ public final class EventLoop: @unchecked Sendable {
     /// Scratch space for decrypted bytes (one read's worth at most); loop-confined.
     let decryptBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
     let confined = Confined()
-    /// Per-loop state of the layers above (`local(_:make:)`), by type.
-    let locals = LockedValue<[ObjectIdentifier: AnyObject]>([:])
     private let name: String
-    let schedulingPolicy: SchedulingPolicy
-    let kernelThreadID = Atomic<Int32>(0)  // the loop thread's gettid(2), for tests; 0 until it starts
-    /// The loop's users at work on something it serves, as the layers above count (`SchedulingPolicy`).
-    let usersAtWork = SharedCount()
 
     private enum LoopState { case running, stopping, stopped }
 
@@ -82,11 +76,10 @@ public final class EventLoop: @unchecked Sendable {
         try! EventLoop(name: "sesame-shared")  // safe: without epoll nothing can work
     }()
 
-    /// Starts a loop on a new thread, scheduled by `schedulingPolicy` (``SchedulingPolicy``).
+    /// Starts a loop on a new thread.
     /// - Throws: ``SesameError/Code/ioError`` when epoll or eventfd cannot be created.
-    public init(name: String = "sesame-loop", schedulingPolicy: SchedulingPolicy = .batch) throws {
+    public init(name: String = "sesame-loop") throws {
         self.name = name
-        self.schedulingPolicy = schedulingPolicy
         epollFD = CSesameShims_epoll_create()
         guard epollFD >= 0 else { throw SesameError(.ioError, "epoll_create1: \(String(cString: strerror(errno)))") }
         wakeFD = CSesameShims_eventfd()
@@ -206,13 +199,12 @@ public final class EventLoop: @unchecked Sendable {
     private func run() {
         let me = UInt(pthread_self())
         loopThreadID.store(me, ordering: .releasing)
-        kernelThreadID.store(CSesameShims_thread_id(), ordering: .releasing)
         var events = [UInt32](repeating: 0, count: 64)
         var datas = [UInt64](repeating: 0, count: 64)
         var count = 0
         while true {
             // The loop's work happens while holding its ownership; the wait does not.
-            let wait = ownership.withLock { _ -> (timeout: Int32, asBatch: Bool)? in
+            let timeout = ownership.withLock { _ -> Int32? in
                 ownerThreadID.store(me, ordering: .releasing)
                 defer { ownerThreadID.store(0, ordering: .releasing) }
                 if runBatch(events: events, datas: datas, count: count) { return nil }
@@ -226,10 +218,10 @@ public final class EventLoop: @unchecked Sendable {
                 if hasWork { timeout = 0 }
                 confined.plannedWake = timeout < 0 ? nil : now + .milliseconds(Int64(timeout))
                 confined.wakeNeeded = false
-                return (timeout, waitsAsBatch(timeout: timeout))
+                return timeout
             }
-            guard let wait else { break }
-            let result = waitForEvents(&events, &datas, timeout: wait.timeout, asBatch: wait.asBatch)
+            guard let timeout else { break }
+            let result = CSesameShims_epoll_wait(epollFD, &events, &datas, 64, timeout)
             let failed = result < 0 && errno != EINTR
             queue.withLock { $0.sleeping = false }
             wakeUps.add(1, ordering: .relaxed)
