@@ -21,7 +21,7 @@ final class PersistentCookieFile: Sendable {
     private let pending = LockedValue<[String: Cookie?]>([:])
     /// Held while one writer takes the pending changes and writes them, so changes reach the file
     /// in the order they were made.
-    private let writer = LockedValue<Void>(())
+    private let writer = NSLock()
     /// Why the file is no longer written (set once, reported once).
     private let refusal = LockedValue<String?>(nil)
 
@@ -181,7 +181,7 @@ final class PersistentCookieFile: Sendable {
 
     /// Applies the changes recorded so far to the file.
     func write() {
-        writer.withLock { _ in
+        writer.withLock {
             let changes = pending.withLock { pending in
                 defer { pending = [:] }
                 return pending
