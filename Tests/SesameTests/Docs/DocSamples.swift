@@ -169,7 +169,7 @@ enum DocSamples {
     }
 }
 
-// README.md's "Porting delegate code" (ReadmeExampleTests runs it against a local server).
+// The Features article's "Porting delegate code" (ReadmeExampleTests runs it against a local server).
 final class SeedDelegate: SessionTaskDelegate {
     let bundled: [Certificate]
     let identity: Identity
