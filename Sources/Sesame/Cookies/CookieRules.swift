@@ -29,6 +29,20 @@ enum CookieRules {
 
     static func isIPAddress(_ host: String) -> Bool { IPAddressBytes(host) != nil }
 
+    /// A DNS name as hosts are named (RFC 1123 section 2.1, with the underscore real names carry):
+    /// labels of letters, digits, hyphens and underscores in its A-label form, none empty, at most
+    /// 63 bytes each and 253 in all. A domain that is not one could never match a request's host,
+    /// and would not read back as itself from a cookie file.
+    static func isHostName(_ domain: String) -> Bool {
+        guard let ascii = Punycode.asciiDomain(domain), !ascii.isEmpty, ascii.utf8.count <= 253 else { return false }
+        return ascii.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { label in
+            !label.isEmpty && label.utf8.count <= 63
+                && label.utf8.allSatisfy { byte in
+                    (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x2D || byte == 0x5F
+                }
+        }
+    }
+
     /// Section 5.1.3: identical, or `host` ends with "." + `domain` and is not an IP address.
     static func domainMatches(host: String, domain: String) -> Bool {
         if host == domain { return true }
@@ -66,7 +80,7 @@ enum CookieRules {
         }
         guard cookie.path.hasPrefix("/") else { return "its path does not start with '/'" }
         let isAddress = isIPAddress(cookie.domain)
-        guard isAddress || (Punycode.asciiDomain(cookie.domain).map { !$0.isEmpty } ?? false) else {
+        guard isAddress || isHostName(cookie.domain) else {
             return "its domain '\(cookie.domain)' is not a host name"
         }
         if !cookie.isHostOnly {

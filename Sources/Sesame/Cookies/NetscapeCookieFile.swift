@@ -133,11 +133,6 @@ extension CookieStore {
         if domain.hasPrefix(".") { domain.removeFirst() }
         domain = CookieRules.canonicalHost(domain)
         guard !domain.isEmpty, !fields[5].isEmpty else { return .problem("a cookie needs a domain and a name") }
-        // A host name has no empty labels: "a..b" or a second leading dot is no domain (and would
-        // not read back as itself once written).
-        guard !domain.hasPrefix("."), !domain.contains("..") else {
-            return .problem("the domain is not a host name (it has an empty label)")
-        }
         guard !fields.contains(where: { hasControlCharacter(String($0)) }) else {
             return .problem("a field holds a control character")
         }

@@ -220,10 +220,14 @@ import Testing
         let text = [
             "...\tFALSE\t/\tFALSE\t0\tdots\t1", "a..example.test\tTRUE\t/\tFALSE\t0\tgap\t1",
             "..example.test\tTRUE\t/\tFALSE\t0\ttwo\t1", "example.test.\tFALSE\t/\tFALSE\t0\tkept\t1",
+            // Found by the fuzzer: one trailing dot is the root's, a second an empty label; a
+            // space or a comma is in no host name.
+            " Nww,..\tTRUE\t/\tTRUE\t4000000000\tx", "example.test..\tTRUE\t/\tFALSE\t0\ttrailing\t1",
+            "my_host.example.test\tFALSE\t/\tFALSE\t0\tunderscore\t1",
         ].joined(separator: "\n")
         let (cookies, problems) = CookieStore.parseNetscape(text, source: "jar")
-        #expect(cookies.map(\.name) == ["kept"])
-        #expect(problems.map(\.line) == [1, 2, 3])
+        #expect(cookies.map(\.name) == ["kept", "underscore"])
+        #expect(problems.map(\.line) == [1, 2, 3, 5, 6])
         for cookie in cookies {
             let line = CookieStore.netscapeLine(cookie) ?? ""
             let (again, more) = CookieStore.parseNetscape(line, source: "again")
