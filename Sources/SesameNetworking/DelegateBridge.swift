@@ -22,7 +22,7 @@ final class SessionBridge: SessionTaskDelegate, @unchecked Sendable {
         guard wrapped.isMissing(.handler) else { return answer.sesame }
         let asynchronous = await call.value.urlSession(owner, didReceive: wrapped)
         guard !wrapped.isMissing(.async) else { return Self.methodMissing(challenge) }
-        return Answer(asynchronous.0, asynchronous.1).sesame
+        return Answer(asynchronous).sesame
     }
 
     /// The task-level method of the session's delegate.
@@ -51,7 +51,7 @@ final class SessionBridge: SessionTaskDelegate, @unchecked Sendable {
         guard wrapped.isMissing(.handler) else { return answer.sesame }
         let asynchronous = await call.value.urlSession(owner, task: task, didReceive: wrapped)
         guard !wrapped.isMissing(.async) else { return methodMissing(challenge) }
-        return Answer(asynchronous.0, asynchronous.1).sesame
+        return Answer(asynchronous).sesame
     }
 
     static func methodMissing(_ challenge: AuthenticationChallenge) -> (SesameDisposition, Credential?) {
@@ -70,6 +70,9 @@ struct Answer: Sendable {
         self.disposition = disposition
         self.credential = credential
     }
+
+    /// What an `async` challenge method returned.
+    init(_ returned: (URLSession.AuthChallengeDisposition, URLCredential?)) { self.init(returned.0, returned.1) }
 
     var sesame: (SesameDisposition, Credential?) {
         let mapped: SesameDisposition =

@@ -198,30 +198,22 @@ final class ProtocolLoad: NSObject, URLProtocolClient, @unchecked Sendable {
         let (session, task) = (self.session, self.task)
         var answer: Answer?
         for delegate in session.delegates(for: task, as: (any URLSessionTaskDelegate).self) where answer == nil {
-            challenge.clearMissing()
             let call = UncheckedBox(delegate)
-            let given: Answer = await session.onQueue(answering: { reply in
-                call.value.urlSession(session, task: task, didReceive: challenge) { reply(Answer($0, $1)) }
-            })
-            if !challenge.isMissing(.handler) {
-                answer = given
-            } else {
-                let (disposition, credential) = await delegate.urlSession(session, task: task, didReceive: challenge)
-                if !challenge.isMissing(.async) { answer = Answer(disposition, credential) }
-            }
+            answer = await ask(
+                challenge,
+                handler: { reply in
+                    call.value.urlSession(session, task: task, didReceive: challenge) { reply(Answer($0, $1)) }
+                },
+                async: { Answer(await delegate.urlSession(session, task: task, didReceive: challenge)) }
+            )
         }
         if answer == nil, let delegate = session.delegate {
-            challenge.clearMissing()
             let call = UncheckedBox(delegate)
-            let given: Answer = await session.onQueue(answering: { reply in
-                call.value.urlSession(session, didReceive: challenge) { reply(Answer($0, $1)) }
-            })
-            if !challenge.isMissing(.handler) {
-                answer = given
-            } else {
-                let (disposition, credential) = await delegate.urlSession(session, didReceive: challenge)
-                if !challenge.isMissing(.async) { answer = Answer(disposition, credential) }
-            }
+            answer = await ask(
+                challenge,
+                handler: { reply in call.value.urlSession(session, didReceive: challenge) { reply(Answer($0, $1)) } },
+                async: { Answer(await delegate.urlSession(session, didReceive: challenge)) }
+            )
         }
         guard let sender = challenge.sender else { return }
         switch answer?.disposition ?? .performDefaultHandling {
@@ -235,5 +227,20 @@ final class ProtocolLoad: NSObject, URLProtocolClient, @unchecked Sendable {
         case .cancelAuthenticationChallenge: sender.cancel(challenge)
         case .rejectProtectionSpace: sender.rejectProtectionSpaceAndContinue(with: challenge)
         }
+    }
+
+    /// One challenge method of one delegate: its completion-handler form on the delegate queue,
+    /// else its `async` form; nil when the delegate implements neither (Sesame's defaults mark
+    /// the forms they stand in for).
+    private func ask(
+        _ challenge: URLAuthenticationChallenge,
+        handler: @escaping @Sendable (@escaping @Sendable (Answer) -> Void) -> Void,
+        async asynchronous: () async -> Answer
+    ) async -> Answer? {
+        challenge.clearMissing()
+        let given: Answer = await session.onQueue(answering: handler)
+        if !challenge.isMissing(.handler) { return given }
+        let later = await asynchronous()
+        return challenge.isMissing(.async) ? nil : later
     }
 }
