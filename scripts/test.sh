@@ -2,7 +2,7 @@
 # Sesame's whole test run, as CI runs it (.ci/run calls this script). Installs what the tests need,
 # then: format lint, a strict build (warnings are errors, explicit Sendable), every test (unit and
 # loopback integration against our servers, nginx, Apache, squid, httpbin and `openssl s_server`),
-# the DocC documentation, the tests again under ThreadSanitizer and AddressSanitizer/LeakSanitizer,
+# the DocC documentation and every Swift sample in it and in README.md, the tests again under ThreadSanitizer and AddressSanitizer/LeakSanitizer,
 # and a bounded libFuzzer run over each parser (scripts/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +23,9 @@ swift build --build-tests \
 
 echo "== documentation (DocC, warnings are errors)"
 scripts/docs.sh
+
+echo "== documentation samples, compiled as printed"
+scripts/doc-samples.sh
 
 # The soak test measures its process's descriptors and memory, so it runs in a process of its own
 # (SESAME_SOAK_REQUESTS turns it on and sets the count): 20,000 requests under each.
