@@ -3,7 +3,9 @@
 public struct ChallengeTrace: Sendable, CustomStringConvertible {
     /// Who answered.
     public enum Responder: String, Sendable, Hashable {
+        /// The task's delegate answered, through `session(_:task:didReceive:)`.
         case taskDelegate = "task delegate"
+        /// The session's delegate answered, through `session(_:didReceive:)`.
         case sessionDelegate = "session delegate"
         /// No delegate method answered: Sesame's default handling.
         case defaultHandling = "default handling"
@@ -21,9 +23,13 @@ public struct ChallengeTrace: Sendable, CustomStringConvertible {
         case failureLimit = "failure limit"
     }
 
+    /// The protection space the challenge was for.
     public let protectionSpace: ProtectionSpace
+    /// How many answers to this space had failed before this challenge.
     public let previousFailureCount: Int
+    /// Who answered.
     public let responder: Responder
+    /// The answer that was given.
     public let disposition: AuthChallengeDisposition
     /// The user name of the credential used, if any (never the password).
     public let user: String?

@@ -3,24 +3,30 @@ import Foundation
 /// One cookie as stored (RFC 6265 section 5.3): set by a server's `Set-Cookie`, sent back in
 /// `Cookie` to the hosts and paths it covers.
 public struct Cookie: Hashable, Sendable, CustomStringConvertible {
+    /// The cookie's name, as the server set it.
     public var name: String
+    /// The cookie's value, as the server set it (not decoded).
     public var value: String
     /// The host (``isHostOnly``) or domain the cookie belongs to, lowercased, without a leading dot.
     public var domain: String
     /// True when the cookie goes back to exactly ``domain``, not to its subdomains (no `Domain`
     /// attribute was given).
     public var isHostOnly: Bool
+    /// The path the cookie is sent for, and below it (RFC 6265 section 5.1.4).
     public var path: String
     /// When it expires; nil for a session cookie (kept until the store is dropped).
     public var expires: Date?
     /// Sent only over https.
     public var isSecure: Bool
+    /// Hidden from scripts (`HttpOnly`); Sesame sends it like any other cookie.
     public var isHTTPOnly: Bool
     /// The `SameSite` attribute as given ("Strict", "Lax", "None"), if any.
     public var sameSite: String?
     /// When the cookie was first stored (kept when it is replaced): orders cookies with equal paths.
     public var created: Date
 
+    /// A cookie with these fields, as given: nothing is checked against the rules of RFC 6265
+    /// (``CookieStore`` checks them when it stores a cookie from a response).
     public init(
         name: String,
         value: String,

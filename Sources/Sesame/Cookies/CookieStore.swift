@@ -3,17 +3,17 @@ import Foundation
 /// Cookies kept per RFC 6265, in memory (thread-safe), with curl's Netscape cookie files to load
 /// and save.
 ///
-/// Sesame has its own store because Foundation's `HTTPCookieStorage` on Linux (measured with
-/// Swift 6 here) accepts a `Domain` of another site or of a public suffix, sends Secure cookies
-/// over http, ignores `Max-Age=0`, matches path `/docs` to `/docsx`, and needs FoundationNetworking
-/// (and with it libcurl). This store refuses all of that: a cookie is never sent to a site that
-/// did not set it (or a parent domain that is not a public suffix).
+/// The store keeps RFC 6265's rules where Foundation's `HTTPCookieStorage` on Linux does not: a
+/// `Domain` of another site or of a public suffix is refused, Secure cookies go over https only,
+/// `Max-Age=0` removes a cookie, and path `/docs` does not match `/docsx`. A cookie is never sent
+/// to a site that did not set it (or a parent domain that is not a public suffix).
 public final class CookieStore: Sendable {
     /// A store shared by sessions that do not bring their own (the `HTTPCookieStorage.shared` analogue).
     public static let shared = CookieStore()
 
     /// The most cookies per domain and in all; the least recently created go first.
     public static let maximumPerDomain = 50
+    /// The most cookies the store keeps in all; the least recently created go first.
     public static let maximumTotal = 3_000
 
     private let cookies = LockedValue<[String: Cookie]>([:])
@@ -21,6 +21,7 @@ public final class CookieStore: Sendable {
     /// must only take note): how a persistent storage follows the store.
     private let changeHandler: (@Sendable (Change) -> Void)?
 
+    /// An empty store of its own, kept in memory for as long as it exists.
     public init() { changeHandler = nil }
 
     /// What one change did: the cookies it stored (new or replacing) and those it removed

@@ -10,6 +10,7 @@ extension CookieStore {
         public let source: String
         /// The line number, from 1.
         public let line: Int
+        /// Why the line was skipped.
         public let reason: String
 
         public var description: String { "\(source):\(line): \(reason)" }

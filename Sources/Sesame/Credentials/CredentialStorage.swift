@@ -20,12 +20,18 @@ import Foundation
 public final class CredentialStorage: Sendable {
     /// A change to the storage, as delivered by ``changes``.
     public struct Change: Sendable, Hashable {
+        /// What happened to the protection space's credentials.
         public enum Kind: Sendable, Hashable {
+            /// A credential was stored.
             case added
+            /// A credential was removed.
             case removed
+            /// The default credential of the space changed.
             case defaultChanged
         }
+        /// What happened.
         public let kind: Kind
+        /// The protection space whose credentials changed.
         public let protectionSpace: ProtectionSpace
         /// The user whose credential changed (for `defaultChanged`, the new default, if any).
         public let user: String?

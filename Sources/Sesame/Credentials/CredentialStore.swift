@@ -11,13 +11,18 @@ public struct StoredCredential: Sendable, Hashable, CustomStringConvertible {
         case networkPassword
     }
 
+    /// The protection space the password is for.
     public var protectionSpace: ProtectionSpace
+    /// The user name.
     public var user: String
+    /// The password.
     public var password: String
     /// The default credential of its space.
     public var isDefault: Bool
+    /// Where the entry came from; entries of other programs are read-only to Sesame.
     public var origin: Origin
 
+    /// An entry with these fields, as given.
     public init(
         protectionSpace: ProtectionSpace,
         user: String,

@@ -8,10 +8,14 @@ public struct Netrc: Sendable {
     public struct Entry: Sendable, Equatable {
         /// The host name; nil for the `default` entry.
         public let machine: String?
+        /// The `login` token of the entry, if any.
         public let login: String?
+        /// The `password` token of the entry, if any.
         public let password: String?
     }
 
+    /// The entries in the file's order; the `default` entry, if any, is last in effect: it is only
+    /// used when no `machine` matches.
     public let entries: [Entry]
 
     /// `$NETRC`, else `~/.netrc`.

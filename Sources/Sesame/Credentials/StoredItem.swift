@@ -18,6 +18,7 @@ public struct StoredItem: Sendable, Hashable, Codable, CustomStringConvertible {
     /// What a person sees for the item in a keyring manager such as Seahorse.
     public var label: String
 
+    /// An item with these fields, as given.
     public init(id: String, itemClass: String, attributes: [String: String], data: [UInt8], label: String = "") {
         self.id = id
         self.itemClass = itemClass

@@ -19,6 +19,7 @@ public enum UserFile {
         /// The most bytes a file of this kind may hold.
         public let sizeLimit: Int
 
+        /// A kind of file named `name` in errors and read up to `sizeLimit` bytes.
         public init(name: String, sizeLimit: Int) {
             self.name = name
             self.sizeLimit = sizeLimit

@@ -11,10 +11,13 @@ public struct NoProxyList: Hashable, Sendable {
     /// The entries as given (empty ones dropped).
     public let entries: [String]
 
+    /// The list in curl's `NO_PROXY` syntax: host names, domains and addresses separated by commas
+    /// or white space; `*` alone matches every host.
     public init(_ text: String) {
         entries = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 
+    /// The list of these entries, each in the syntax of one `NO_PROXY` item.
     public init(entries: [String]) {
         self.entries = entries.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }

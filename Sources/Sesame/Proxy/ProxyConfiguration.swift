@@ -23,6 +23,8 @@ public struct ProxyConfiguration: Hashable, Sendable {
     /// No proxy at all.
     public static let none = ProxyConfiguration(httpProxy: nil, httpsProxy: nil, noProxy: NoProxyList(entries: []))
 
+    /// Proxies given as URLs (`http://proxy:3128`, `http://user:pass@proxy:3128`) for plain and TLS
+    /// requests, and the hosts that bypass them.
     public init(httpProxy: String?, httpsProxy: String?, noProxy: NoProxyList = NoProxyList(entries: [])) {
         self.httpProxy = httpProxy
         self.httpsProxy = httpsProxy

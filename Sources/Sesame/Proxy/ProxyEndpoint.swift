@@ -49,6 +49,7 @@ public struct ProxyEndpoint: Hashable, Sendable, CustomStringConvertible {
         return (endpoint, credential)
     }
 
+    /// A proxy at `host` and `port`, spoken to with `scheme` (`http` or `https`).
     public init(scheme: String, host: String, port: Int) {
         self.scheme = scheme.lowercased()
         self.host = host.lowercased()

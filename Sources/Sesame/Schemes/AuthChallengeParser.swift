@@ -7,13 +7,20 @@
 /// (with a note in ``Result/problems``) and parsing resumes at the next one; a challenge that
 /// repeats a parameter is dropped, since either value could be the one the server meant.
 public enum AuthChallengeParser {
+    /// The most bytes of challenge fields read from one response; more is a problem and is not
+    /// parsed.
     public static let maximumFieldBytes = 16 * 1024
+    /// The most challenges taken from one response; the rest are dropped as a problem.
     public static let maximumChallenges = 32
+    /// The most parameters taken from one challenge; the rest are dropped as a problem.
     public static let maximumParameters = 32
 
     /// The challenges found, in order, and what had to be skipped.
     public struct Result: Sendable {
+        /// The challenges parsed, in the order the server sent them.
         public var challenges: [HTTPAuthChallenge] = []
+        /// What could not be parsed, each named and placed; the challenges that parsed are still
+        /// usable.
         public var problems: [String] = []
     }
 

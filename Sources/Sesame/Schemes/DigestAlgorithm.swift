@@ -4,16 +4,22 @@ import Foundation
 /// A Digest `algorithm` (RFC 7616 section 3.3): MD5, SHA-256 or SHA-512-256 (the FIPS 180-4
 /// SHA-512/256, not a truncated SHA-512), each optionally `-sess`.
 public struct DigestAlgorithm: Hashable, Sendable, CustomStringConvertible {
+    /// The hash function of a Digest algorithm (RFC 7616 section 6.1).
     public enum Hash: String, Sendable, CaseIterable {
+        /// MD5, the default when a challenge names no algorithm.
         case md5 = "MD5"
+        /// SHA-256.
         case sha256 = "SHA-256"
+        /// SHA-512/256 (SHA-512 truncated to 256 bits, with its own initial values).
         case sha512_256 = "SHA-512-256"
     }
 
+    /// The hash function.
     public let hash: Hash
     /// The `-sess` variant: HA1 also covers the nonce and cnonce.
     public let isSession: Bool
 
+    /// The algorithm of `hash`, in its `-sess` variant when `isSession` is true.
     public init(hash: Hash, isSession: Bool) {
         self.hash = hash
         self.isSession = isSession

@@ -1,7 +1,10 @@
 /// The parameters of a `Digest` challenge (RFC 7616 section 3.3).
 public struct DigestChallenge: Sendable, Hashable {
+    /// The `realm` parameter.
     public let realm: String
+    /// The `nonce` parameter; replaced when the server sends a new one in `Authentication-Info`.
     public private(set) var nonce: String
+    /// The `opaque` parameter, returned unchanged in the answer; nil when absent.
     public let opaque: String?
     /// nil when the challenge names an algorithm Sesame does not implement.
     public let algorithm: DigestAlgorithm?
@@ -9,9 +12,13 @@ public struct DigestChallenge: Sendable, Hashable {
     public let algorithmName: String?
     /// The qop values offered (`auth`, `auth-int`); empty for an RFC 2069 challenge.
     public let qopOptions: [String]
+    /// True when `userhash=true` was given: the answer sends a hash of the user name instead of the
+    /// name.
     public let userhash: Bool
     /// True when `charset=UTF-8` was given.
     public let utf8: Bool
+    /// True when `stale=true` was given: the last answer's nonce had expired and the same
+    /// credential may be sent again without counting as a failure.
     public let stale: Bool
     /// The `domain` URIs, if given.
     public let domain: [String]

@@ -10,7 +10,9 @@ public struct HTTPAuthChallenge: Sendable, Hashable, CustomStringConvertible {
 
     /// A name and its value.
     public struct Parameter: Sendable, Hashable {
+        /// The parameter's name, lowercased.
         public let name: String
+        /// The parameter's value, unquoted and unescaped.
         public let value: String
     }
 

@@ -2,8 +2,11 @@
 public struct HTTPHeaders: Hashable, Sendable, Sequence, ExpressibleByDictionaryLiteral, CustomStringConvertible {
     /// One field as received or to be sent.
     public struct Field: Hashable, Sendable {
+        /// The field name, as given (compared without case).
         public let name: String
+        /// The field value, as given.
         public let value: String
+        /// A field named `name` with `value`.
         public init(name: String, value: String) {
             self.name = name
             self.value = value
@@ -12,8 +15,10 @@ public struct HTTPHeaders: Hashable, Sendable, Sequence, ExpressibleByDictionary
 
     private(set) var fields: [Field] = []
 
+    /// No fields.
     public init() {}
 
+    /// These name and value pairs, in order; repeated names are kept as separate fields.
     public init(_ fields: [(String, String)]) {
         self.fields = fields.map { Field(name: $0.0, value: $0.1) }
     }

@@ -26,6 +26,7 @@ public struct HTTPRequest: Sendable {
     private var urlBox: LayoutBox<URL>
     private var bodyBox: LayoutBox<HTTPBody>?
 
+    /// A request for `url` with `method`, `headers` and `body`, as given.
     public init(url: URL, method: String = "GET", headers: HTTPHeaders = HTTPHeaders(), body: HTTPBody? = nil) {
         self.urlBox = LayoutBox(url)
         self.method = method
@@ -56,7 +57,9 @@ public enum HTTPBody: Sendable {
 
     /// One piece of a ``segments(_:)`` body.
     public enum Segment: Sendable {
+        /// Bytes held in memory.
         case data(Data)
+        /// The contents of a file, read while the request is sent.
         case file(URL)
     }
 

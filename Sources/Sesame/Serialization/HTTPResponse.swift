@@ -21,6 +21,8 @@ public struct HTTPResponse: Sendable, CustomStringConvertible {
     public var url: URL { urlBox.value }
     private let urlBox: LayoutBox<URL>  // see `LayoutBox`
 
+    /// A response with these fields, as given (for tests and for callers that make responses of
+    /// their own).
     public init(status: Int, reason: String, version: String = "HTTP/1.1", headers: HTTPHeaders, url: URL) {
         self.status = status
         self.reason = reason

@@ -13,15 +13,25 @@ public struct TextEncoding: Hashable, Sendable, CustomStringConvertible {
     /// The name `iconv` knows it by.
     let iconvName: String
 
+    /// UTF-8.
     public static let utf8 = TextEncoding(name: "UTF-8", iconvName: "UTF-8")
+    /// GB 18030, the Chinese national standard (a superset of GBK).
     public static let gb18030 = TextEncoding(name: "GB18030", iconvName: "GB18030")
+    /// GBK, simplified Chinese.
     public static let gbk = TextEncoding(name: "GBK", iconvName: "GBK")
+    /// Big5, traditional Chinese.
     public static let big5 = TextEncoding(name: "Big5", iconvName: "BIG5")
+    /// Shift_JIS, Japanese.
     public static let shiftJIS = TextEncoding(name: "Shift_JIS", iconvName: "SHIFT_JIS")
+    /// EUC-JP, Japanese.
     public static let eucJP = TextEncoding(name: "EUC-JP", iconvName: "EUC-JP")
+    /// EUC-KR, Korean.
     public static let eucKR = TextEncoding(name: "EUC-KR", iconvName: "EUC-KR")
+    /// ISO 8859-1 (Latin-1).
     public static let isoLatin1 = TextEncoding(name: "ISO-8859-1", iconvName: "ISO-8859-1")
+    /// Windows code page 1252 (what browsers use for a page labelled ISO 8859-1).
     public static let windows1252 = TextEncoding(name: "windows-1252", iconvName: "CP1252")
+    /// US-ASCII.
     public static let ascii = TextEncoding(name: "US-ASCII", iconvName: "ASCII")
 
     private static let known: [TextEncoding] = [

@@ -108,5 +108,6 @@ public struct SessionConfiguration: Sendable {
     /// The defaults.
     public static var `default`: SessionConfiguration { SessionConfiguration() }
 
+    /// The default configuration (the same as ``default``).
     public init() {}
 }

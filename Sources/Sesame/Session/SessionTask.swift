@@ -5,9 +5,13 @@ import Foundation
 public final class SessionTask: Sendable, Hashable {
     /// The state of a task.
     public enum State: Sendable, Equatable {
+        /// Created or suspended: not running until ``SessionTask/resume()``.
         case suspended
+        /// Running.
         case running
+        /// Cancelled and not yet completed.
         case canceling
+        /// Completed, with a response or an error.
         case completed
     }
 

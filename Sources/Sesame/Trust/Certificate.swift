@@ -223,10 +223,15 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
 
 /// One entry of a certificate's subject alternative name extension.
 public enum SubjectAlternativeName: Hashable, Sendable, CustomStringConvertible {
+    /// A DNS name (`dNSName`), as written in the certificate.
     case dnsName(String)
+    /// An IP address (`iPAddress`): 4 bytes for IPv4, 16 for IPv6.
     case ipAddress([UInt8])
+    /// An email address (`rfc822Name`).
     case email(String)
+    /// A URI (`uniformResourceIdentifier`).
     case uri(String)
+    /// Another kind of name, by its context tag in `GeneralName`.
     case other(type: Int)
 
     init(type: Int32, bytes: [UInt8]) {

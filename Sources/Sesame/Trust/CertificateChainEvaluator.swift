@@ -40,7 +40,9 @@ public struct TrustEvaluationResult: Sendable, CustomStringConvertible {
 
 /// A path the evaluation built: leaf first, up to the anchor when one was reached.
 public struct CandidatePath: Sendable, CustomStringConvertible {
+    /// The chain, leaf first, ending at a trust root.
     public let chain: [Certificate]
+    /// Why the chain is not trusted; empty when it is.
     public let failures: [TrustFailureReason]
 
     public var description: String {

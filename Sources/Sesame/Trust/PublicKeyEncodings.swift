@@ -7,9 +7,13 @@ import Foundation
 extension PublicKey {
     /// A public key's algorithm.
     public enum Kind: String, Hashable, Sendable {
+        /// RSA.
         case rsa = "RSA"
+        /// Elliptic curve (P-256, P-384, P-521).
         case ellipticCurve = "EC"
+        /// Ed25519.
         case ed25519 = "Ed25519"
+        /// Another algorithm, kept by its bytes for pinning and comparison.
         case other = "other"
     }
 

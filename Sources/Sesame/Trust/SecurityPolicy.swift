@@ -21,6 +21,7 @@ public struct SecurityPolicy: Sendable {
         case publicKey
     }
 
+    /// What the policy pins to.
     public let pinningMode: PinningMode
     /// The certificates (or, in public-key mode, their keys) the server must present.
     public var pinnedCertificates: Set<Certificate>
@@ -34,6 +35,7 @@ public struct SecurityPolicy: Sendable {
     /// No pinning, valid chains and matching names only.
     public static var `default`: SecurityPolicy { SecurityPolicy(pinningMode: .none) }
 
+    /// A policy pinning in `pinningMode` to `pinnedCertificates`.
     public init(pinningMode: PinningMode, pinnedCertificates: Set<Certificate> = []) {
         self.pinningMode = pinningMode
         self.pinnedCertificates = pinnedCertificates
@@ -59,6 +61,7 @@ public struct SecurityPolicy: Sendable {
 
     /// The decision and every reason behind a refusal.
     public struct Evaluation: Sendable, CustomStringConvertible {
+        /// True when the server is trusted.
         public let isTrusted: Bool
         /// The chain evaluation underneath (with its failures).
         public let chain: TrustEvaluationResult

@@ -29,6 +29,8 @@ public struct ServerTrust: Sendable {
     /// without a host name).
     public var validatesHost = true
 
+    /// The trust of a connection to `host` and `port` that presented `peerChain` (leaf first),
+    /// judged under `trustRoots`.
     public init(host: String, port: Int, peerChain: [Certificate], isResumedSession: Bool, trustRoots: TrustRoots) {
         self.host = host
         self.port = port

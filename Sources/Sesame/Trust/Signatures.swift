@@ -20,13 +20,19 @@ public struct SignatureScheme: Hashable, Sendable, CustomStringConvertible {
 
     /// A hash function.
     public enum Hash: String, Hashable, Sendable {
+        /// SHA-1, for verifying old signatures only.
         case sha1 = "SHA-1"
+        /// SHA-224.
         case sha224 = "SHA-224"
+        /// SHA-256.
         case sha256 = "SHA-256"
+        /// SHA-384.
         case sha384 = "SHA-384"
+        /// SHA-512.
         case sha512 = "SHA-512"
     }
 
+    /// The padding (RSA) or encoding of the signature.
     public var padding: Padding
     /// The hash (ignored for Ed25519).
     public var hash: Hash
@@ -34,6 +40,7 @@ public struct SignatureScheme: Hashable, Sendable, CustomStringConvertible {
     /// false when it is the message.
     public var inputIsDigest: Bool
 
+    /// A scheme with `padding` and `hash`; with `inputIsDigest`, the input is already the digest.
     public init(padding: Padding, hash: Hash, inputIsDigest: Bool = false) {
         self.padding = padding
         self.hash = hash

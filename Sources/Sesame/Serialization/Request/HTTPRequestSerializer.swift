@@ -9,8 +9,11 @@ public protocol RequestSerializing: Sendable {
 /// What a request does about caches. Sesame keeps no HTTP cache; these only tell caches on the
 /// way (`useProtocolCachePolicy` adds nothing; the reloading ones send `Cache-Control: no-cache`).
 public enum RequestCachePolicy: Sendable, Hashable {
+    /// Caching as the protocol's headers allow.
     case useProtocolCachePolicy
+    /// Ignore any locally cached response.
     case reloadIgnoringLocalCacheData
+    /// Ignore locally cached responses and ask caches on the way to revalidate.
     case reloadIgnoringLocalAndRemoteCacheData
 }
 
@@ -34,10 +37,14 @@ public struct HTTPRequestSerializer: RequestSerializing {
     public var methodsEncodingParametersInURI: Set<String> = ["GET", "HEAD", "DELETE"]
     /// The request's idle timeout (nil: the session's).
     public var timeout: Duration?
+    /// The cache policy of the requests made: any reload policy sends `Cache-Control: no-cache` and
+    /// `Pragma: no-cache` (Sesame keeps no response cache).
     public var cachePolicy: RequestCachePolicy = .useProtocolCachePolicy
     /// Whether requests send and keep cookies (`HTTPShouldHandleCookies`).
     public var handlesCookies = true
 
+    /// A serializer with AFNetworking's defaults: UTF-8, `Accept-Language` from the preferred
+    /// languages, a `User-Agent` naming the program and Sesame.
     public init() {
         defaultHeaders = HTTPHeaders()
         defaultHeaders.add(name: "Accept-Language", value: Self.acceptLanguage(Locale.preferredLanguages))
@@ -132,6 +139,7 @@ public struct JSONRequestSerializer: RequestSerializing {
     /// Pretty-printing and the like; keys are always sorted, so bodies are reproducible.
     public var writingOptions: JSONSerialization.WritingOptions = []
 
+    /// A serializer that sends parameters as a JSON body.
     public init() {}
 
     public func request(method: String, url: URL, parameters: [String: Parameter]?) throws -> HTTPRequest {

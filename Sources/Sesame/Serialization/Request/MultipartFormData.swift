@@ -17,6 +17,7 @@ public struct MultipartFormData: Sendable {
     private var segments: [HTTPBody.Segment] = []
     private var isEmpty = true
 
+    /// A form separated by `boundary`, or by a random boundary when it is nil.
     public init(boundary: String? = nil) {
         self.boundary =
             boundary ?? "Boundary+"

@@ -7,11 +7,17 @@ import Foundation
 /// let parameters: [String: Parameter] = ["q": "中文", "page": 2, "tags": ["a", "b"], "user": ["id": 7]]
 /// ```
 public enum Parameter: Hashable, Sendable {
+    /// A string.
     case string(String)
+    /// An integer.
     case integer(Int)
+    /// A floating-point number.
     case double(Double)
+    /// A Boolean (in a query, `1` or `0`, as AFNetworking writes it).
     case bool(Bool)
+    /// An array (in a query, `name[]=a&name[]=b`).
     case array([Parameter])
+    /// A dictionary (in a query, `name[key]=value`, keys sorted).
     case dictionary([String: Parameter])
     /// A key without a value (`key` alone in a query; `null` in JSON).
     case null

@@ -3,13 +3,19 @@ import Foundation
 /// A JSON value as Sendable Swift data (what `JSONSerialization` returns as `Any`), with booleans
 /// kept apart from numbers.
 public enum JSONValue: Hashable, Sendable, CustomStringConvertible, Codable {
+    /// A JSON object.
     case object([String: JSONValue])
+    /// A JSON array.
     case array([JSONValue])
+    /// A JSON string.
     case string(String)
     /// A number without a fraction or exponent that fits in `Int`.
     case integer(Int)
+    /// A JSON number.
     case number(Double)
+    /// A JSON Boolean.
     case bool(Bool)
+    /// JSON `null`.
     case null
 
     public init(from decoder: any Decoder) throws {
@@ -69,16 +75,19 @@ public enum JSONValue: Hashable, Sendable, CustomStringConvertible, Codable {
         return nil
     }
 
+    /// The string, if this is a string.
     public var stringValue: String? {
         if case .string(let value) = self { return value }
         return nil
     }
 
+    /// The number as an integer, if this is a number with no fractional part that fits in `Int`.
     public var intValue: Int? {
         if case .integer(let value) = self { return value }
         return nil
     }
 
+    /// The number, if this is a number.
     public var doubleValue: Double? {
         switch self {
         case .integer(let value): return Double(value)
@@ -87,6 +96,7 @@ public enum JSONValue: Hashable, Sendable, CustomStringConvertible, Codable {
         }
     }
 
+    /// The Boolean, if this is a Boolean.
     public var boolValue: Bool? {
         if case .bool(let value) = self { return value }
         return nil

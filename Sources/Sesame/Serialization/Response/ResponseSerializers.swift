@@ -2,7 +2,9 @@ import Foundation
 
 /// The body as it came (`AFHTTPResponseSerializer`), after validation.
 public struct DataResponseSerializer: ResponseSerializing {
+    /// What responses are accepted before the body is returned (by default, status 200–299).
     public var validation = ResponseValidation()
+    /// A serializer that returns the body as it came.
     public init() {}
     public func serialize(_ response: HTTPResponse, data: Data) throws -> Data {
         try validation.validate(response, data: data)
@@ -13,12 +15,15 @@ public struct DataResponseSerializer: ResponseSerializing {
 /// The body as text. The encoding is, in order: ``overridingEncoding``, the Content-Type's
 /// `charset`, ``defaultEncoding``. Bytes that are not valid in it are an error, never garbage.
 public struct StringResponseSerializer: ResponseSerializing {
+    /// What responses are accepted before the body is decoded (by default, status 200–299).
     public var validation = ResponseValidation()
     /// Used whatever the response says (the seeds' "the server sends GB18030").
     public var overridingEncoding: TextEncoding?
     /// Used when the response names no charset (default UTF-8).
     public var defaultEncoding: TextEncoding = .utf8
 
+    /// A serializer that decodes with `overridingEncoding` if given, else with the response's
+    /// `charset`, else with `defaultEncoding`.
     public init(overridingEncoding: TextEncoding? = nil, defaultEncoding: TextEncoding = .utf8) {
         self.overridingEncoding = overridingEncoding
         self.defaultEncoding = defaultEncoding
@@ -48,13 +53,19 @@ public struct StringResponseSerializer: ResponseSerializing {
 /// `text/javascript`; text in another charset (GB18030, ...) is converted first. An empty body
 /// (or a lone space, as Rails sends for `head :ok`) is ``JSONValue/null``.
 public struct JSONResponseSerializer: ResponseSerializing {
+    /// What responses are accepted before the body is parsed (by default, status 200–299 and a JSON
+    /// content type).
     public var validation = ResponseValidation(
         acceptableContentTypes: ["application/json", "text/json", "text/javascript"]
     )
+    /// The encoding the body is read in regardless of its `charset`; nil reads the response's
+    /// `charset`, else UTF-8.
     public var overridingEncoding: TextEncoding?
     /// Removes object members whose value is null, recursively (`removesKeysWithNullValues`).
     public var removesKeysWithNullValues = false
 
+    /// A serializer that reads the body in `overridingEncoding`, or in the response's `charset`
+    /// when it is nil.
     public init(overridingEncoding: TextEncoding? = nil) { self.overridingEncoding = overridingEncoding }
 
     public func serialize(_ response: HTTPResponse, data: Data) throws -> JSONValue {
@@ -93,12 +104,18 @@ public struct JSONResponseSerializer: ResponseSerializing {
 
 /// The body decoded as `Value` with `JSONDecoder`; a failure names the path to the bad value.
 public struct DecodableResponseSerializer<Value: Decodable & Sendable>: ResponseSerializing {
+    /// What responses are accepted before the body is decoded (by default, status 200–299 and a
+    /// JSON content type).
     public var validation = ResponseValidation(
         acceptableContentTypes: ["application/json", "text/json", "text/javascript"]
     )
+    /// The encoding the body is read in regardless of its `charset`; nil reads the response's
+    /// `charset`, else UTF-8.
     public var overridingEncoding: TextEncoding?
     private let makeDecoder: @Sendable () -> JSONDecoder
 
+    /// A serializer that decodes `type` with `decoder`, from the body read in `overridingEncoding`
+    /// or its `charset`.
     public init(
         _ type: Value.Type = Value.self,
         overridingEncoding: TextEncoding? = nil,
@@ -126,8 +143,11 @@ public struct DecodableResponseSerializer<Value: Decodable & Sendable>: Response
 
 /// What a ``CompoundResponseSerializer`` produced.
 public enum SerializedBody: Sendable, Hashable {
+    /// The body parsed as JSON.
     case json(JSONValue)
+    /// The body decoded as text.
     case string(String)
+    /// The body as it came.
     case data(Data)
 }
 
@@ -135,11 +155,15 @@ public enum SerializedBody: Sendable, Hashable {
 /// `AFCompoundResponseSerializer`): the first that succeeds wins; when none does, the first one's
 /// error is thrown.
 public struct CompoundResponseSerializer: ResponseSerializing {
+    /// The serializer tried first.
     public var json = JSONResponseSerializer()
+    /// The serializer tried when the JSON one refuses the response.
     public var string = StringResponseSerializer()
     /// Whether bytes that are neither JSON nor valid text are returned as they are.
     public var fallsBackToData = false
 
+    /// A serializer that tries JSON, then text, then (when `fallsBackToData` is true) the bytes as
+    /// they came.
     public init(fallsBackToData: Bool = false) { self.fallsBackToData = fallsBackToData }
 
     public func serialize(_ response: HTTPResponse, data: Data) throws -> SerializedBody {

@@ -2,6 +2,7 @@ import Foundation
 
 /// Turns a response and its body into a value (AFNetworking's response serializers).
 public protocol ResponseSerializing<Output>: Sendable {
+    /// What the serializer makes of a response.
     associatedtype Output: Sendable
     /// Validates `response` and converts `data`.
     /// - Throws: ``ResponseSerializationError`` carrying the response and the body.
@@ -15,7 +16,10 @@ public struct ResponseSerializationError: Error, Sendable, CustomStringConvertib
     public let code: SesameError.Code
     /// What was wrong, for people (for `Decodable`, with the coding path).
     public let reason: String
+    /// The response that was refused.
     public let response: HTTPResponse
+    /// The body of the refused response, for the caller to inspect (an error page, a problem
+    /// document).
     public let body: Data
 
     public var description: String { "\(code): \(reason) (HTTP \(response.status), \(body.count) body bytes)" }
@@ -30,11 +34,14 @@ public struct ResponseValidation: Sendable, Hashable {
     /// Content-Type too.
     public var acceptableContentTypes: Set<String>?
 
+    /// A validation accepting these status codes and content types; nil accepts any.
     public init(acceptableStatusCodes: Set<Int>? = Set(200..<300), acceptableContentTypes: Set<String>? = nil) {
         self.acceptableStatusCodes = acceptableStatusCodes
         self.acceptableContentTypes = acceptableContentTypes
     }
 
+    /// Returns when `response` is acceptable; throws ``ResponseSerializationError`` naming the
+    /// status or content type that is not.
     public func validate(_ response: HTTPResponse, data: Data) throws {
         if let codes = acceptableStatusCodes, !codes.contains(response.status) {
             throw ResponseSerializationError(

@@ -1,9 +1,9 @@
 /// The answers of recent name lookups, and the lookups in flight, shared by the whole process.
 ///
-/// Concurrent requests to one host wait for one lookup instead of making one each: 64 requests
-/// to a new host used to queue 64 `getaddrinfo` calls behind ``BlockingWorkThreads``' four
-/// threads, so with a name server answering in 50 ms the last of them waited 800 ms for its
-/// address. An answer is then reused while it is younger than what the caller accepts (a
+/// Concurrent requests to one host wait for one lookup instead of making one each, so that a
+/// burst of requests to a new host does not queue one `getaddrinfo` call per request behind
+/// ``BlockingWorkThreads``' few threads. An answer is then reused while it is younger than what the
+/// caller accepts (a
 /// session's `nameCacheLifetime`, as curl's DNS cache and the JVM's address cache keep theirs);
 /// a connection that reaches none of the addresses forgets it.
 ///

@@ -4,7 +4,9 @@
 public struct TLSConfiguration: Hashable, Sendable {
     /// A TLS protocol version.
     public enum ProtocolVersion: Int, Hashable, Sendable, Comparable, CustomStringConvertible {
+        /// TLS 1.2.
         case tls12 = 0x0303
+        /// TLS 1.3.
         case tls13 = 0x0304
 
         public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
@@ -36,6 +38,7 @@ public struct TLSConfiguration: Hashable, Sendable {
     /// The secure defaults.
     public static func makeClientConfiguration() -> TLSConfiguration { TLSConfiguration() }
 
+    /// The defaults: TLS 1.2 and later, the system's trust roots, no client identity.
     public init() {}
 
     /// The settings that shape an OpenSSL context (timeouts do not).

@@ -27,6 +27,8 @@ public struct TLSHandshakeHooks: Sendable {
     /// itself as with no hook (with its evaluation cache, and the evaluation in its `tlsInfo`).
     var delegateTrust: (@Sendable (ServerTrust) async throws -> Bool?)?
 
+    /// Hooks that decide server trust and choose a client identity; nil leaves the decision to the
+    /// session.
     public init(
         serverTrust: (@Sendable (ServerTrust) async throws -> Bool)? = nil,
         clientCertificate: (@Sendable (ClientCertificateRequest) async throws -> Identity?)? = nil

@@ -14,7 +14,9 @@ import Foundation
 public struct PinSet: ServerTrustEvaluating {
     /// The pins of one host pattern.
     public struct Rule: Sendable {
+        /// The host the rule is for, lowercased.
         public let host: String
+        /// True when the rule also covers every subdomain of ``host``.
         public let includesSubdomains: Bool
         /// `sha256/BASE64` pins (curl's `sha256//BASE64` is accepted too).
         public let pins: Set<String>
@@ -22,8 +24,11 @@ public struct PinSet: ServerTrustEvaluating {
         /// false; with it true (the default) expiry changes nothing: a forgotten pin set fails
         /// closed.
         public let expiration: Date?
+        /// True when the pins stay enforced after ``expiration``.
         public let enforcesAfterExpiration: Bool
 
+        /// A rule pinning `host` (and its subdomains when `includesSubdomains`) to `pins`;
+        /// malformed pins are refused by ``PinSet/init(_:now:report:)``.
         public init(
             host: String,
             includesSubdomains: Bool = false,
@@ -46,13 +51,18 @@ public struct PinSet: ServerTrustEvaluating {
 
     /// What a pin failure looked like, for the report handler.
     public struct FailureReport: Sendable, Encodable {
+        /// The host whose chain failed.
         public let host: String
+        /// The port connected to.
         public let port: Int
+        /// When the failure happened.
         public let date: Date
+        /// The pins the matching rule lists.
         public let expectedPins: [String]
         /// The pins of the chain as validated (leaf first), or of the chain as sent when it did not
         /// validate.
         public let observedPins: [String]
+        /// Why the chain was refused.
         public let reason: String
 
         /// The report as JSON (ISO 8601 dates, sorted keys).
@@ -64,6 +74,7 @@ public struct PinSet: ServerTrustEvaluating {
         }
     }
 
+    /// The rules, as given.
     public let rules: [Rule]
     private let report: (@Sendable (FailureReport) -> Void)?
     private let now: @Sendable () -> Date
@@ -97,6 +108,8 @@ public struct PinSet: ServerTrustEvaluating {
         return rules.filter { $0.covers(host) }.max { $0.host.count < $1.host.count }
     }
 
+    /// Validates the chain for `host`, then requires one of the pins of the rule covering `host`; a
+    /// host no rule covers gets standard validation only.
     public func evaluate(_ trust: ServerTrust, forHost host: String) throws {
         let chain = trust.evaluate(forHost: host)
         guard let rule = rule(for: host) else {

@@ -4,6 +4,8 @@ import Foundation
 /// when the server is trusted, throws ``SesameError/Code/serverTrustRejected`` naming every reason
 /// when it is not.
 public protocol ServerTrustEvaluating: Sendable {
+    /// Returns when `trust` is trusted for `host`; throws ``SesameError/Code/serverTrustRejected``
+    /// naming every reason when it is not.
     func evaluate(_ trust: ServerTrust, forHost host: String) throws
 }
 
@@ -54,10 +56,14 @@ extension ServerTrust {
 
 /// Standard evaluation: the chain against the trust roots, and the host's name (unless turned off).
 public struct DefaultTrustEvaluator: ServerTrustEvaluating {
+    /// True when the certificate must name the host.
     public let validatesHost: Bool
 
+    /// Standard evaluation, naming the host unless `validatesHost` is false.
     public init(validatesHost: Bool = true) { self.validatesHost = validatesHost }
 
+    /// Validates the chain against the trust roots, and the host's name when ``validatesHost`` is
+    /// true.
     public func evaluate(_ trust: ServerTrust, forHost host: String) throws {
         try trust.evaluate(forHost: validatesHost ? host : nil).requireTrusted(host)
     }
@@ -66,16 +72,23 @@ public struct DefaultTrustEvaluator: ServerTrustEvaluating {
 /// The chain must include one of these certificates (by default on top of standard validation; or,
 /// with `performsDefaultValidation` off, with them as the only anchors).
 public struct PinnedCertificatesTrustEvaluator: ServerTrustEvaluating {
+    /// The pinned certificates.
     public let certificates: Set<Certificate>
+    /// True when the chain must also validate under the configured trust roots.
     public let performsDefaultValidation: Bool
+    /// True when the certificate must name the host.
     public let validatesHost: Bool
 
+    /// Pins to `certificates`, on top of standard validation unless `performsDefaultValidation` is
+    /// false.
     public init(certificates: Set<Certificate>, performsDefaultValidation: Bool = true, validatesHost: Bool = true) {
         self.certificates = certificates
         self.performsDefaultValidation = performsDefaultValidation
         self.validatesHost = validatesHost
     }
 
+    /// Requires standard validation (when ``performsDefaultValidation``) and a pinned certificate
+    /// in the chain.
     public func evaluate(_ trust: ServerTrust, forHost host: String) throws {
         var policy = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: certificates)
         policy.validatesDomainName = validatesHost
@@ -90,14 +103,18 @@ public struct PinnedCertificatesTrustEvaluator: ServerTrustEvaluating {
 
 /// A public key of the validated chain must be one of these.
 public struct PublicKeysTrustEvaluator: ServerTrustEvaluating {
+    /// The pinned public keys.
     public let keys: Set<PublicKey>
+    /// True when the certificate must name the host.
     public let validatesHost: Bool
 
+    /// Pins to `keys`, on top of standard validation.
     public init(keys: Set<PublicKey>, validatesHost: Bool = true) {
         self.keys = keys
         self.validatesHost = validatesHost
     }
 
+    /// Requires standard validation and a pinned key in the validated chain.
     public func evaluate(_ trust: ServerTrust, forHost host: String) throws {
         let chain = try trust.validatedChain(forHost: host, checkingHost: validatesHost)
         guard chain.contains(where: { keys.contains($0.publicKey) }) else {
@@ -108,10 +125,13 @@ public struct PublicKeysTrustEvaluator: ServerTrustEvaluating {
 
 /// Every evaluator must pass.
 public struct CompositeTrustEvaluator: ServerTrustEvaluating {
+    /// The evaluators, in the order they run.
     public let evaluators: [any ServerTrustEvaluating]
 
+    /// Requires every one of `evaluators`, in order; the first refusal is thrown.
     public init(_ evaluators: [any ServerTrustEvaluating]) { self.evaluators = evaluators }
 
+    /// Runs every evaluator; throws the first refusal.
     public func evaluate(_ trust: ServerTrust, forHost host: String) throws {
         for evaluator in evaluators { try evaluator.evaluate(trust, forHost: host) }
     }
@@ -120,11 +140,14 @@ public struct CompositeTrustEvaluator: ServerTrustEvaluating {
 /// Accepts every server, with no check at all. For tests against throwaway servers only: anyone
 /// on the path can read and change such a connection.
 public struct InsecureDisabledTrustEvaluator: ServerTrustEvaluating {
+    /// The evaluator that accepts every server.
     public init() {}
+    /// Returns without checking anything.
     public func evaluate(_ trust: ServerTrust, forHost host: String) throws {}
 }
 
 extension SecurityPolicy: ServerTrustEvaluating {
+    /// Evaluates `trust` under the policy's pinning mode for `host`; throws its refusal.
     public func evaluate(_ trust: ServerTrust, forHost host: String) throws {
         let evaluation = evaluation(of: trust, forDomain: host)
         guard evaluation.isTrusted else { throw Self.rejection(host, [evaluation.description]) }
@@ -134,14 +157,18 @@ extension SecurityPolicy: ServerTrustEvaluating {
 /// Standard evaluation plus revocation: every certificate of the chain is checked against the
 /// caller's CRLs (nothing is fetched from the network).
 public struct RevocationTrustEvaluator: ServerTrustEvaluating {
+    /// The revocation lists checked, on top of those the trust already carries.
     public let crls: [CertificateRevocationList]
+    /// True when the certificate must name the host.
     public let validatesHost: Bool
 
+    /// Standard evaluation with `crls` as well.
     public init(crls: [CertificateRevocationList], validatesHost: Bool = true) {
         self.crls = crls
         self.validatesHost = validatesHost
     }
 
+    /// Validates the chain with the lists; a revoked certificate anywhere in it refuses the server.
     public func evaluate(_ trust: ServerTrust, forHost host: String) throws {
         try trust.evaluate(forHost: validatesHost ? host : nil, extraCRLs: crls).requireTrusted(host)
     }
@@ -151,7 +178,9 @@ public struct RevocationTrustEvaluator: ServerTrustEvaluating {
 /// `--pinnedpubkey`, which takes a single pin). Apps should prefer ``PinSet``, which requires a
 /// backup pin.
 public struct PublicKeyPinsTrustEvaluator: ServerTrustEvaluating {
+    /// The pins, normalized to `sha256/BASE64`.
     public let pins: Set<String>
+    /// True when the certificate must name the host.
     public let validatesHost: Bool
 
     /// - Throws: ``SesameError/Code/invalidArgument`` for a pin that is not `sha256/BASE64` (or curl's
@@ -168,6 +197,7 @@ public struct PublicKeyPinsTrustEvaluator: ServerTrustEvaluating {
         self.validatesHost = validatesHost
     }
 
+    /// Requires standard validation and a pinned key in the validated chain.
     public func evaluate(_ trust: ServerTrust, forHost host: String) throws {
         let chain = try trust.validatedChain(forHost: host, checkingHost: validatesHost)
         guard chain.contains(where: { pins.contains("sha256/" + $0.publicKey.sha256Pin) }) else {

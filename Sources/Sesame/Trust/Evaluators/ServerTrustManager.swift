@@ -3,10 +3,14 @@
 public struct ServerTrustManager: Sendable {
     /// When true, a host without an evaluator is refused instead of getting default evaluation.
     public let allHostsMustBeEvaluated: Bool
+    /// The evaluators by host: an exact host, or `*.domain` for its subdomains at any depth (the
+    /// longest matching pattern wins).
     public let evaluators: [String: any ServerTrustEvaluating]
     /// The evaluator for hosts without a key of their own (when not every host must have one).
     public let defaultEvaluator: (any ServerTrustEvaluating)?
 
+    /// A manager with these evaluators; hosts with none use `defaultEvaluator`, or, when
+    /// `allHostsMustBeEvaluated` is true and no default is given, are refused.
     public init(
         allHostsMustBeEvaluated: Bool = true,
         evaluators: [String: any ServerTrustEvaluating],
