@@ -3,6 +3,7 @@ import Sesame
 /// AFNetworking 3's verbs, without `headers:` (AFNetworking 4 added it): code written for 3.x
 /// compiles as it is. Each is the AFNetworking 4 method with no extra headers.
 extension AFHTTPSessionManager {
+    /// AFNetworking 3's `GET`: the AFNetworking 4 method with no extra headers.
     @discardableResult
     public func get(
         _ URLString: String,
@@ -21,6 +22,7 @@ extension AFHTTPSessionManager {
         )
     }
 
+    /// AFNetworking 3's `HEAD`: the AFNetworking 4 method with no extra headers.
     @discardableResult
     public func head(
         _ URLString: String,
@@ -31,6 +33,7 @@ extension AFHTTPSessionManager {
         head(URLString, parameters: parameters, headers: nil, success: success, failure: failure)
     }
 
+    /// AFNetworking 3's `POST`: the AFNetworking 4 method with no extra headers.
     @discardableResult
     public func post(
         _ URLString: String,
@@ -49,6 +52,7 @@ extension AFHTTPSessionManager {
         )
     }
 
+    /// AFNetworking 3's multipart `POST`: the AFNetworking 4 method with no extra headers.
     @discardableResult
     public func post(
         _ URLString: String,
@@ -69,6 +73,7 @@ extension AFHTTPSessionManager {
         )
     }
 
+    /// AFNetworking 3's `PUT`: the AFNetworking 4 method with no extra headers.
     @discardableResult
     public func put(
         _ URLString: String,
@@ -79,6 +84,7 @@ extension AFHTTPSessionManager {
         put(URLString, parameters: parameters, headers: nil, success: success, failure: failure)
     }
 
+    /// AFNetworking 3's `PATCH`: the AFNetworking 4 method with no extra headers.
     @discardableResult
     public func patch(
         _ URLString: String,
@@ -89,6 +95,7 @@ extension AFHTTPSessionManager {
         patch(URLString, parameters: parameters, headers: nil, success: success, failure: failure)
     }
 
+    /// AFNetworking 3's `DELETE`: the AFNetworking 4 method with no extra headers.
     @discardableResult
     public func delete(
         _ URLString: String,
@@ -102,6 +109,7 @@ extension AFHTTPSessionManager {
     // AFNetworking 3.0's verbs without `progress:`, deprecated there for the ones above but common
     // in Swift apps written against it.
 
+    /// AFNetworking 3.0's `GET` without a progress block (deprecated there, common in Swift apps).
     @discardableResult
     public func get(
         _ URLString: String,
@@ -112,6 +120,7 @@ extension AFHTTPSessionManager {
         get(URLString, parameters: parameters, headers: nil, progress: nil, success: success, failure: failure)
     }
 
+    /// AFNetworking 3.0's `POST` without a progress block (deprecated there, common in Swift apps).
     @discardableResult
     public func post(
         _ URLString: String,
@@ -122,6 +131,8 @@ extension AFHTTPSessionManager {
         post(URLString, parameters: parameters, headers: nil, progress: nil, success: success, failure: failure)
     }
 
+    /// AFNetworking 3.0's multipart `POST` without a progress block (deprecated there, common in
+    /// Swift apps).
     @discardableResult
     public func post(
         _ URLString: String,

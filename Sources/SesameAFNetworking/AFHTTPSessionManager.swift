@@ -15,6 +15,9 @@ open class AFHTTPSessionManager: AFURLSessionManager, @unchecked Sendable {
     public let baseURL: URL?
     private var requestSerializerStorage = AFHTTPRequestSerializer()
 
+    /// A manager resolving relative paths against `url` (given a trailing `/` when its path has
+    /// none), on a session made with `configuration` (the default configuration when nil), with a
+    /// JSON response serializer.
     public required init(baseURL url: URL?, sessionConfiguration configuration: URLSessionConfiguration?) {
         if let url, !url.path.isEmpty, !url.absoluteString.hasSuffix("/") {
             baseURL = url.appendingPathComponent("")
@@ -25,6 +28,8 @@ open class AFHTTPSessionManager: AFURLSessionManager, @unchecked Sendable {
         responseSerializer = AFJSONResponseSerializer()
     }
 
+    /// A manager resolving relative paths against `url`, on a session with the default
+    /// configuration.
     public convenience init(baseURL url: URL?) { self.init(baseURL: url, sessionConfiguration: nil) }
 
     public convenience override init(sessionConfiguration configuration: URLSessionConfiguration?) {
@@ -61,6 +66,8 @@ open class AFHTTPSessionManager: AFURLSessionManager, @unchecked Sendable {
 
     // MARK: - Verbs
 
+    /// Makes and resumes a `GET` task: `parameters` go in the query; `success` gets the serialized
+    /// response object, `failure` the error (the task is nil when no request could be made).
     @discardableResult
     open func get(
         _ URLString: String,
@@ -84,6 +91,8 @@ open class AFHTTPSessionManager: AFURLSessionManager, @unchecked Sendable {
         )
     }
 
+    /// Makes and resumes a `HEAD` task: `parameters` go in the query; `success` gets the task once
+    /// the response head arrived.
     @discardableResult
     open func head(
         _ URLString: String,
@@ -106,6 +115,8 @@ open class AFHTTPSessionManager: AFURLSessionManager, @unchecked Sendable {
         )
     }
 
+    /// Makes and resumes a `POST` task: `parameters` go in the body as the request serializer
+    /// writes them (a form, or JSON).
     @discardableResult
     open func post(
         _ URLString: String,
@@ -174,6 +185,8 @@ open class AFHTTPSessionManager: AFURLSessionManager, @unchecked Sendable {
         return resumed(task)
     }
 
+    /// Makes and resumes a `PUT` task: `parameters` go in the body as the request serializer writes
+    /// them.
     @discardableResult
     open func put(
         _ URLString: String,
@@ -185,6 +198,8 @@ open class AFHTTPSessionManager: AFURLSessionManager, @unchecked Sendable {
         verb("PUT", URLString, parameters, headers, success, failure)
     }
 
+    /// Makes and resumes a `PATCH` task: `parameters` go in the body as the request serializer
+    /// writes them.
     @discardableResult
     open func patch(
         _ URLString: String,
@@ -196,6 +211,7 @@ open class AFHTTPSessionManager: AFURLSessionManager, @unchecked Sendable {
         verb("PATCH", URLString, parameters, headers, success, failure)
     }
 
+    /// Makes and resumes a `DELETE` task: `parameters` go in the query.
     @discardableResult
     open func delete(
         _ URLString: String,

@@ -5,12 +5,18 @@ import Sesame
 public protocol AFMultipartFormData: AnyObject {
     /// A file part named after the file, its type guessed from the extension.
     func appendPart(withFileURL fileURL: URL, name: String) throws
+    /// A file part with the given field name, file name and MIME type; the file is streamed from
+    /// disk when the body is sent.
+    /// - Throws: when the URL is not a file URL or the file cannot be read.
     func appendPart(withFileURL fileURL: URL, name: String, fileName: String, mimeType: String) throws
     /// `length` bytes of `inputStream`, read when the part is appended (up to 256 MiB; write
     /// larger bodies to a file and append the file, which is streamed from disk).
     func appendPart(with inputStream: InputStream?, name: String, fileName: String, length: Int64, mimeType: String)
+    /// A part holding `data` as a file with the given field name, file name and MIME type.
     func appendPart(withFileData data: Data, name: String, fileName: String, mimeType: String)
+    /// A form field holding `data`, with no file name or content type.
     func appendPart(withForm data: Data, name: String)
+    /// A part with exactly these headers and `body`.
     func appendPart(withHeaders headers: [String: String]?, body: Data)
     /// Accepted for source compatibility; Sesame paces uploads by the socket, not by delays.
     func throttleBandwidth(withPacketSize numberOfBytes: Int, delay: TimeInterval)

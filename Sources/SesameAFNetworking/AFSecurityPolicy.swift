@@ -64,6 +64,7 @@ open class AFSecurityPolicy: NSObject, NSCopying, @unchecked Sendable {
         self.init(pinningMode: pinningMode, withPinnedCertificates: AFSecurityPolicy.certificates(in: Bundle.main))
     }
 
+    /// A policy pinning in `pinningMode` to these DER-encoded certificates.
     public convenience init(pinningMode: AFSSLPinningMode, withPinnedCertificates pinnedCertificates: Set<Data>) {
         self.init(mode: pinningMode, pinned: pinnedCertificates)
     }

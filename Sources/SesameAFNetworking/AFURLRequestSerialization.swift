@@ -14,6 +14,8 @@ public protocol AFURLRequestSerialization: NSObjectProtocol {
 
 /// How parameters become a query string (`AFHTTPRequestQueryStringSerializationStyle`).
 public enum AFHTTPRequestQueryStringSerializationStyle: UInt, Sendable {
+    /// AFNetworking's percent-escaped `key=value` pairs, nested keys as `key[sub]` and arrays as
+    /// `key[]`.
     case defaultStyle = 0
 }
 
@@ -69,14 +71,18 @@ open class AFHTTPRequestSerializer: NSObject, AFURLRequestSerialization, @unchec
         lock.withLock { Dictionary(headers.map { ($0.name, $0.value) }) { first, _ in first } }
     }
 
+    /// The timeout of the requests made, in seconds (default 60).
     open var timeoutInterval: TimeInterval {
         get { lock.withLock { requestTimeout ?? 60 } }
         set { lock.withLock { requestTimeout = newValue } }
     }
+    /// The cache policy of the requests made. SesameNetworking keeps no response cache: every
+    /// policy loads from the network.
     open var cachePolicy: URLRequest.CachePolicy {
         get { lock.withLock { requestCachePolicy ?? .useProtocolCachePolicy } }
         set { lock.withLock { requestCachePolicy = newValue } }
     }
+    /// Whether the requests made send and store cookies (default true).
     open var httpShouldHandleCookies: Bool {
         get { lock.withLock { requestHandlesCookies ?? true } }
         set { lock.withLock { requestHandlesCookies = newValue } }
@@ -87,6 +93,8 @@ open class AFHTTPRequestSerializer: NSObject, AFURLRequestSerialization, @unchec
         get { lock.withLock { requestPipelining ?? false } }
         set { lock.withLock { requestPipelining = newValue } }
     }
+    /// Copied to the requests made; without effect on Linux (there is no cellular interface to
+    /// avoid).
     open var allowsCellularAccess: Bool {
         get { lock.withLock { requestCellular ?? true } }
         set { lock.withLock { requestCellular = newValue } }
@@ -100,6 +108,7 @@ open class AFHTTPRequestSerializer: NSObject, AFURLRequestSerialization, @unchec
         }
     }
 
+    /// The header added to every request for `field` (compared without case), if any.
     open func value(forHTTPHeaderField field: String) -> String? {
         lock.withLock { headers.first { $0.name.caseInsensitiveCompare(field) == .orderedSame }?.value }
     }
@@ -118,11 +127,15 @@ open class AFHTTPRequestSerializer: NSObject, AFURLRequestSerialization, @unchec
         }
     }
 
+    /// Removes the `Authorization` header and any error a failed
+    /// ``setAuthorizationHeaderFieldWithUsername(_:password:)`` left.
     open func clearAuthorizationHeader() {
         setValue(nil, forHTTPHeaderField: "Authorization")
         lock.withLock { pendingError = nil }
     }
 
+    /// Returns to AFNetworking's own query string serialization, dropping a block given to
+    /// `setQueryStringSerializationWith(_:)`.
     open func setQueryStringSerializationWith(_ style: AFHTTPRequestQueryStringSerializationStyle) {
         lock.withLock { queryBlock = nil }
     }
@@ -273,6 +286,7 @@ open class AFHTTPRequestSerializer: NSObject, AFURLRequestSerialization, @unchec
 open class AFJSONRequestSerializer: AFHTTPRequestSerializer, @unchecked Sendable {
     private var options: JSONSerialization.WritingOptions = []
 
+    /// The options of the JSON written (`.prettyPrinted`, `.sortedKeys`, ...).
     open var writingOptions: JSONSerialization.WritingOptions {
         get { lock.withLock { options } }
         set { lock.withLock { options = newValue } }

@@ -33,6 +33,7 @@ open class AFHTTPResponseSerializer: NSObject, AFURLResponseSerialization, @unch
         set { lock.withLock { contentTypes = newValue } }
     }
 
+    /// Ignored, as in AFNetworking: the body's `charset` decides, UTF-8 when it names none.
     @available(*, deprecated, message: "AFNetworking ignores it; the body's charset decides")
     open var stringEncoding: UInt {
         get { lock.withLock { encoding } }
@@ -117,6 +118,7 @@ open class AFJSONResponseSerializer: AFHTTPResponseSerializer, @unchecked Sendab
         self.readingOptions = readingOptions
     }
 
+    /// The options JSON is read with (`.fragmentsAllowed`, `.mutableContainers`, ...).
     open var readingOptions: JSONSerialization.ReadingOptions {
         get { lock.withLock { options } }
         set { lock.withLock { options = newValue } }

@@ -67,6 +67,7 @@ extension AFURLSessionManager {
         blocks["challengeHandler", as: AFURLSessionManagerBlocks.ChallengeHandler.self] = handler
     }
 
+    /// Called once the session is invalid, with the error that invalidated it, if any.
     public func setSessionDidBecomeInvalidBlock(_ block: ((URLSession, (any Error)?) -> Void)?) {
         blocks["sessionDidBecomeInvalid", as: ((URLSession, (any Error)?) -> Void).self] = block
     }
@@ -78,14 +79,19 @@ extension AFURLSessionManager {
         blocks["redirect", as: ((URLSession, URLSessionTask, URLResponse, URLRequest) -> URLRequest?).self] = block
     }
 
+    /// Called as request body bytes are sent: bytes sent now, in all, and expected in all.
     public func setTaskDidSendBodyDataBlock(_ block: ((URLSession, URLSessionTask, Int64, Int64, Int64) -> Void)?) {
         blocks["sent", as: ((URLSession, URLSessionTask, Int64, Int64, Int64) -> Void).self] = block
     }
 
+    /// Called when any task completes, with its error, if any (before the task's own completion
+    /// handler).
     public func setTaskDidComplete(_ block: ((URLSession, URLSessionTask, (any Error)?) -> Void)?) {
         blocks["taskDidComplete", as: ((URLSession, URLSessionTask, (any Error)?) -> Void).self] = block
     }
 
+    /// Decides what happens to a data task's response head; without a block, the task goes on
+    /// (`.allow`).
     public func setDataTaskDidReceiveResponseBlock(
         _ block: ((URLSession, URLSessionDataTask, URLResponse) -> URLSession.ResponseDisposition)?
     ) {
@@ -93,10 +99,12 @@ extension AFURLSessionManager {
             block
     }
 
+    /// Called with each piece of a data task's body as it arrives.
     public func setDataTaskDidReceiveDataBlock(_ block: ((URLSession, URLSessionDataTask, Data) -> Void)?) {
         blocks["data", as: ((URLSession, URLSessionDataTask, Data) -> Void).self] = block
     }
 
+    /// Called as a download task writes its file: bytes written now, in all, and expected in all.
     public func setDownloadTaskDidWriteDataBlock(
         _ block: ((URLSession, URLSessionDownloadTask, Int64, Int64, Int64) -> Void)?
     ) {

@@ -85,10 +85,13 @@ open class AFURLSessionManager: NSObject, URLSessionDataDelegate, URLSessionDown
     open var tasks: [URLSessionTask] {
         lock.withLock { states.values.map(\.task).sorted { $0.taskIdentifier < $1.taskIdentifier } }
     }
+    /// The data tasks that have not completed (upload tasks excluded).
     open var dataTasks: [URLSessionDataTask] {
         tasks.compactMap { $0 as? URLSessionDataTask }.filter { !($0 is URLSessionUploadTask) }
     }
+    /// The upload tasks that have not completed.
     open var uploadTasks: [URLSessionUploadTask] { tasks.compactMap { $0 as? URLSessionUploadTask } }
+    /// The download tasks that have not completed.
     open var downloadTasks: [URLSessionDownloadTask] { tasks.compactMap { $0 as? URLSessionDownloadTask } }
 
     /// Invalidates the session, cancelling its tasks or letting them finish; with `resetSession`
@@ -107,12 +110,16 @@ open class AFURLSessionManager: NSObject, URLSessionDataDelegate, URLSessionDown
         if cancelPendingTasks { session.invalidateAndCancel() } else { session.finishTasksAndInvalidate() }
     }
 
+    /// Invalidates the session, cancelling its tasks or letting them finish; the manager is done
+    /// with it.
     open func invalidateSessionCancelingTasks(_ cancelPendingTasks: Bool) {
         invalidateSessionCancelingTasks(cancelPendingTasks, resetSession: false)
     }
 
     // MARK: - Tasks
 
+    /// A data task for `request`, not resumed; its progress blocks are called as the body goes and
+    /// comes, and `completionHandler` gets the response, the serialized object and the error.
     open func dataTask(
         with request: URLRequest,
         uploadProgress uploadProgressBlock: ((Progress) -> Void)?,
@@ -132,6 +139,7 @@ open class AFURLSessionManager: NSObject, URLSessionDataDelegate, URLSessionDown
         dataTask(with: request, uploadProgress: nil, downloadProgress: nil, completionHandler: completionHandler)
     }
 
+    /// An upload task sending the file at `fileURL` as the body, not resumed.
     open func uploadTask(
         with request: URLRequest,
         fromFile fileURL: URL,
@@ -143,6 +151,7 @@ open class AFURLSessionManager: NSObject, URLSessionDataDelegate, URLSessionDown
         return task
     }
 
+    /// An upload task sending `bodyData` as the body, not resumed.
     open func uploadTask(
         with request: URLRequest,
         from bodyData: Data?,
@@ -216,6 +225,8 @@ open class AFURLSessionManager: NSObject, URLSessionDataDelegate, URLSessionDown
 
     // MARK: - Delegate methods (AFURLSessionManager+Delegate.swift has what they do)
 
+    /// The session became invalid: the session-invalid block is called and
+    /// ``AFURLSessionDidInvalidateNotification`` posted.
     open func urlSession(_ session: URLSession, didBecomeInvalidWithError error: (any Error)?) {
         afURLSession(session, didBecomeInvalidWithError: error)
     }
@@ -249,6 +260,7 @@ open class AFURLSessionManager: NSObject, URLSessionDataDelegate, URLSessionDown
         )
     }
 
+    /// Reports upload progress to the task's progress block and the manager's block.
     open func urlSession(
         _ session: URLSession,
         task: URLSessionTask,
@@ -265,10 +277,13 @@ open class AFURLSessionManager: NSObject, URLSessionDataDelegate, URLSessionDown
         )
     }
 
+    /// Completes the task: serializes the response and calls its completion handler on the
+    /// completion queue.
     open func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         afURLSession(session, task: task, didCompleteWithError: error)
     }
 
+    /// Passes the response head to the response block, or allows it.
     open func urlSession(
         _ session: URLSession,
         dataTask: URLSessionDataTask,
@@ -276,10 +291,12 @@ open class AFURLSessionManager: NSObject, URLSessionDataDelegate, URLSessionDown
         completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
     ) { afURLSession(session, dataTask: dataTask, didReceive: response, completionHandler: completionHandler) }
 
+    /// Collects the body and reports download progress.
     open func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         afURLSession(session, dataTask: dataTask, didReceive: data)
     }
 
+    /// Reports download progress to the task's progress block and the manager's block.
     open func urlSession(
         _ session: URLSession,
         downloadTask: URLSessionDownloadTask,

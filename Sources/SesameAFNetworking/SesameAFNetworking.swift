@@ -18,13 +18,21 @@ public let AFNetworkingOperationFailingURLRequestErrorKey = "com.alamofire.seria
 
 // MARK: - Notifications
 
+/// AFNetworking's name for a resumed task's notification. Not posted: AFNetworking posts it from
+/// swizzled `resume`, which Swift cannot do.
 public let AFNetworkingTaskDidResumeNotification = Notification.Name("com.alamofire.networking.task.resume")
+/// Posted when a task of a manager completes, with AFNetworking's `userInfo` keys.
 public let AFNetworkingTaskDidCompleteNotification = Notification.Name("com.alamofire.networking.task.complete")
+/// AFNetworking's name for a suspended task's notification. Not posted: AFNetworking posts it from
+/// swizzled `suspend`, which Swift cannot do.
 public let AFNetworkingTaskDidSuspendNotification = Notification.Name("com.alamofire.networking.task.suspend")
+/// Posted when a manager's session becomes invalid; the object is the session.
 public let AFURLSessionDidInvalidateNotification = Notification.Name("com.alamofire.networking.session.invalidate")
+/// Posted when a download task's file was moved to where its destination block said.
 public let AFURLSessionDownloadTaskDidMoveFileSuccessfullyNotification = Notification.Name(
     "com.alamofire.networking.session.download.file-manager-succeed"
 )
+/// Posted when a download task's file could not be moved to where its destination block said.
 public let AFURLSessionDownloadTaskDidFailToMoveFileNotification = Notification.Name(
     "com.alamofire.networking.session.download.file-manager-error"
 )

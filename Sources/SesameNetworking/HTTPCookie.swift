@@ -41,6 +41,9 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
     let store: CookieStore
     /// Where a persistent storage keeps its cookies across launches; nil: in memory only.
     let file: PersistentCookieFile?
+    /// Which cookies the storage accepts: `.never` refuses all, `.onlyFromMainDocumentDomain` those
+    /// from the main document's domain (when the caller names it), `.always` all that pass the
+    /// cookie rules of RFC 6265.
     open var cookieAcceptPolicy: HTTPCookie.AcceptPolicy = .always
     /// The cookie objects callers stored, by name, domain and path: handed back as they were
     /// given (Foundation's storage returns the objects it was given) while the store still
@@ -80,8 +83,10 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
     /// A storage of its own, in memory.
     public override convenience init() { self.init(CookieStore()) }
 
+    /// Every cookie stored, or nil when there is none.
     open var cookies: [HTTPCookie]? { objects(for: store.allCookies) }
 
+    /// The cookies that would be sent to `url`, most specific path first.
     open func cookies(for url: URL) -> [HTTPCookie]? { objects(for: store.cookies(for: url)) }
 
     /// Foundation's description: the number of cookies kept.
@@ -139,12 +144,15 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
         file?.write()
     }
 
+    /// Removes the cookie with `cookie`'s name, domain and path; written through to the storage's
+    /// file before it returns.
     open func deleteCookie(_ cookie: HTTPCookie) {
         let target = cookie.sesameCookie
         store.remove { $0.name == target.name && $0.domain == target.domain && $0.path == target.path }
         file?.write()
     }
 
+    /// Removes every cookie stored at or after `date`.
     open func removeCookies(since date: Date) {
         store.remove { $0.created >= date }
         file?.write()

@@ -9,7 +9,9 @@ public typealias NSErrorPointer = AutoreleasingUnsafeMutablePointer<NSError?>?
 
 /// NSURLConnection's delegate (`NSURLConnectionDelegate`): failures and challenges.
 public protocol NSURLConnectionDelegate: NSObjectProtocol {
+    /// The load failed with `error`; no other callback follows.
     func connection(_ connection: NSURLConnection, didFailWithError error: any Error)
+    /// Whether the shared credential storage is consulted and updated (true when not implemented).
     func connectionShouldUseCredentialStorage(_ connection: NSURLConnection) -> Bool
     /// Answer only through `challenge.sender` (seed 001): `use`, `continueWithoutCredential` (the
     /// 401 goes to `connection(_:didReceive:)` as the response), `cancel` (the connection fails
@@ -21,11 +23,15 @@ public protocol NSURLConnectionDelegate: NSObjectProtocol {
         _ connection: NSURLConnection,
         canAuthenticateAgainstProtectionSpace protectionSpace: URLProtectionSpace
     ) -> Bool
+    /// A challenge, in the legacy pair (after `canAuthenticateAgainstProtectionSpace` said true):
+    /// answer through `challenge.sender`.
     func connection(_ connection: NSURLConnection, didReceive challenge: URLAuthenticationChallenge)
 }
 
 extension NSURLConnectionDelegate {
+    /// Does nothing.
     public func connection(_ connection: NSURLConnection, didFailWithError error: any Error) {}
+    /// True: the shared credential storage is used.
     public func connectionShouldUseCredentialStorage(_ connection: NSURLConnection) -> Bool { true }
     public func connection(_ connection: NSURLConnection, willSendRequestFor challenge: URLAuthenticationChallenge) {
         challenge.markMissing(.handler)
@@ -38,6 +44,7 @@ extension NSURLConnectionDelegate {
         ![NSURLAuthenticationMethodServerTrust, NSURLAuthenticationMethodClientCertificate]
             .contains(protectionSpace.authenticationMethod)
     }
+    /// Not implemented by the delegate: the challenge gets default handling.
     public func connection(_ connection: NSURLConnection, didReceive challenge: URLAuthenticationChallenge) {
         challenge.markMissing(.async)
     }
@@ -45,25 +52,34 @@ extension NSURLConnectionDelegate {
 
 /// NSURLConnection's data callbacks (`NSURLConnectionDataDelegate`).
 public protocol NSURLConnectionDataDelegate: NSURLConnectionDelegate {
+    /// A redirect (or, with `response` nil, the first request): return the request to send, or nil
+    /// to stop and receive the redirect response.
     func connection(
         _ connection: NSURLConnection,
         willSend request: URLRequest,
         redirectResponse response: URLResponse?
     )
         -> URLRequest?
+    /// The response head arrived; a redirect followed is not reported here.
     func connection(_ connection: NSURLConnection, didReceive response: URLResponse)
+    /// A piece of the body arrived.
     func connection(_ connection: NSURLConnection, didReceive data: Data)
+    /// The load finished; no other callback follows.
     func connectionDidFinishLoading(_ connection: NSURLConnection)
 }
 
 extension NSURLConnectionDataDelegate {
+    /// Follows the redirect as given.
     public func connection(
         _ connection: NSURLConnection,
         willSend request: URLRequest,
         redirectResponse response: URLResponse?
     ) -> URLRequest? { request }
+    /// Does nothing.
     public func connection(_ connection: NSURLConnection, didReceive response: URLResponse) {}
+    /// Does nothing.
     public func connection(_ connection: NSURLConnection, didReceive data: Data) {}
+    /// Does nothing.
     public func connectionDidFinishLoading(_ connection: NSURLConnection) {}
 }
 
@@ -72,6 +88,7 @@ extension NSURLConnectionDataDelegate {
 /// The connection keeps its delegate until it finishes, as Apple's does.
 open class NSURLConnection: NSObject, @unchecked Sendable {
     // @unchecked: mutable state is behind `lock`; the delegate is used on the connection's loop.
+    /// The request the connection was made with.
     public let originalRequest: URLRequest
     private let lock = NSLock()
     private var current: URLRequest
@@ -89,10 +106,14 @@ open class NSURLConnection: NSObject, @unchecked Sendable {
     /// plain http) and the shared credential and cookie storages.
     static let engine = Session(configuration: URLSessionConfiguration.default.sesameConfiguration())
 
+    /// A connection for `request` that starts at once, reporting to `delegate`; nil when the
+    /// request cannot be loaded (no URL, an unsupported scheme).
     public convenience init?(request: URLRequest, delegate: Any?) {
         self.init(request: request, delegate: delegate, startImmediately: true)
     }
 
+    /// A connection for `request` reporting to `delegate`, started now or by ``start()``; nil when
+    /// the request cannot be loaded.
     public init?(request: URLRequest, delegate: Any?, startImmediately: Bool) {
         guard (try? request.sesameRequest()) != nil else { return nil }
         originalRequest = request
@@ -108,6 +129,7 @@ open class NSURLConnection: NSObject, @unchecked Sendable {
         NSURLConnection(request: request, delegate: delegate)
     }
 
+    /// The request being loaded: the original, or the last redirect's.
     open var currentRequest: URLRequest { lock.withLock { current } }
 
     /// Delivers callbacks on `runLoop` in `mode` instead (before `start`).
@@ -115,6 +137,7 @@ open class NSURLConnection: NSObject, @unchecked Sendable {
         lock.withLock { scheduler = .runLoop(runLoop, [mode]) }
     }
 
+    /// Does nothing: the connection keeps the run loop it was scheduled in.
     open func unschedule(from runLoop: RunLoop, forMode mode: RunLoop.Mode) {}
 
     /// Delivers callbacks on `queue` instead of a run loop (before `start`).
@@ -123,6 +146,7 @@ open class NSURLConnection: NSObject, @unchecked Sendable {
         lock.withLock { scheduler = .queue(queue) }
     }
 
+    /// Starts the load, if it has not started (calling it again does nothing).
     open func start() {
         let request: HTTPRequest
         do {

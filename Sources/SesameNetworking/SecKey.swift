@@ -7,10 +7,12 @@ import Sesame
 /// (`SecIdentityCopyPrivateKey`), which signs but is never made from bytes here.
 public final class SecKey: NSObject, @unchecked Sendable {
     // @unchecked: immutable.
+    /// The public key (for a private key, the identity's public key).
     public let publicKey: PublicKey
     /// The identity whose private key this is; nil for a public key.
     public let privateKeyOwner: Identity?
 
+    /// The public key `publicKey`.
     public init(_ publicKey: PublicKey) {
         self.publicKey = publicKey
         privateKeyOwner = nil
@@ -32,14 +34,23 @@ public final class SecKey: NSObject, @unchecked Sendable {
     public override var description: String { "<SecKey \(publicKey.algorithm) \(isPrivate ? "private" : "public")>" }
 }
 
+/// A key's algorithm (`kSecAttrKeyTypeRSA`, `kSecAttrKeyTypeECSECPrimeRandom`).
 nonisolated(unsafe) public let kSecAttrKeyType: CFString = "type"
+/// A key's size in bits.
 nonisolated(unsafe) public let kSecAttrKeySizeInBits: CFString = "bsiz"
+/// Whether a key is public, private or symmetric.
 nonisolated(unsafe) public let kSecAttrKeyClass: CFString = "kcls"
+/// RSA.
 nonisolated(unsafe) public let kSecAttrKeyTypeRSA: CFString = "42"
+/// Elliptic curve (the old name of `kSecAttrKeyTypeECSECPrimeRandom`, with the same value).
 nonisolated(unsafe) public let kSecAttrKeyTypeEC: CFString = "73"
+/// Elliptic curve over a prime field (P-256, P-384, P-521).
 nonisolated(unsafe) public let kSecAttrKeyTypeECSECPrimeRandom: CFString = "73"
+/// A public key.
 nonisolated(unsafe) public let kSecAttrKeyClassPublic: CFString = "0"
+/// A private key.
 nonisolated(unsafe) public let kSecAttrKeyClassPrivate: CFString = "1"
+/// A symmetric key.
 nonisolated(unsafe) public let kSecAttrKeyClassSymmetric: CFString = "2"
 
 /// The key's bytes as Apple gives them: for RSA the DER PKCS#1 RSAPublicKey (RSAPrivateKey for a
@@ -142,10 +153,15 @@ public func SecIdentityCopyPrivateKey(
 
 /// What a key is asked to do (`SecKeyOperationType`).
 public enum SecKeyOperationType: Int, Sendable {
+    /// Sign data or a digest.
     case sign = 0
+    /// Verify a signature.
     case verify = 1
+    /// Encrypt.
     case encrypt = 2
+    /// Decrypt.
     case decrypt = 3
+    /// Agree on a shared secret.
     case keyExchange = 4
 }
 
@@ -155,35 +171,65 @@ public struct SecKeyAlgorithm: RawRepresentable, Hashable, @unchecked Sendable {
     public let rawValue: CFString
     public init(rawValue: CFString) { self.rawValue = rawValue }
 
+    /// RSA PKCS #1 v1.5 signature of a message hashed with SHA-1.
     public static let rsaSignatureMessagePKCS1v15SHA1 = Self(rawValue: "algid:sign:RSA:message-PKCS1v15:SHA1")
+    /// RSA PKCS #1 v1.5 signature of a message hashed with SHA-224.
     public static let rsaSignatureMessagePKCS1v15SHA224 = Self(rawValue: "algid:sign:RSA:message-PKCS1v15:SHA224")
+    /// RSA PKCS #1 v1.5 signature of a message hashed with SHA-256.
     public static let rsaSignatureMessagePKCS1v15SHA256 = Self(rawValue: "algid:sign:RSA:message-PKCS1v15:SHA256")
+    /// RSA PKCS #1 v1.5 signature of a message hashed with SHA-384.
     public static let rsaSignatureMessagePKCS1v15SHA384 = Self(rawValue: "algid:sign:RSA:message-PKCS1v15:SHA384")
+    /// RSA PKCS #1 v1.5 signature of a message hashed with SHA-512.
     public static let rsaSignatureMessagePKCS1v15SHA512 = Self(rawValue: "algid:sign:RSA:message-PKCS1v15:SHA512")
+    /// RSA PKCS #1 v1.5 signature of a SHA-1 digest.
     public static let rsaSignatureDigestPKCS1v15SHA1 = Self(rawValue: "algid:sign:RSA:digest-PKCS1v15:SHA1")
+    /// RSA PKCS #1 v1.5 signature of a SHA-224 digest.
     public static let rsaSignatureDigestPKCS1v15SHA224 = Self(rawValue: "algid:sign:RSA:digest-PKCS1v15:SHA224")
+    /// RSA PKCS #1 v1.5 signature of a SHA-256 digest.
     public static let rsaSignatureDigestPKCS1v15SHA256 = Self(rawValue: "algid:sign:RSA:digest-PKCS1v15:SHA256")
+    /// RSA PKCS #1 v1.5 signature of a SHA-384 digest.
     public static let rsaSignatureDigestPKCS1v15SHA384 = Self(rawValue: "algid:sign:RSA:digest-PKCS1v15:SHA384")
+    /// RSA PKCS #1 v1.5 signature of a SHA-512 digest.
     public static let rsaSignatureDigestPKCS1v15SHA512 = Self(rawValue: "algid:sign:RSA:digest-PKCS1v15:SHA512")
+    /// RSA-PSS signature of a message hashed with SHA-1.
     public static let rsaSignatureMessagePSSSHA1 = Self(rawValue: "algid:sign:RSA:message-PSS:SHA1")
+    /// RSA-PSS signature of a message hashed with SHA-224.
     public static let rsaSignatureMessagePSSSHA224 = Self(rawValue: "algid:sign:RSA:message-PSS:SHA224")
+    /// RSA-PSS signature of a message hashed with SHA-256.
     public static let rsaSignatureMessagePSSSHA256 = Self(rawValue: "algid:sign:RSA:message-PSS:SHA256")
+    /// RSA-PSS signature of a message hashed with SHA-384.
     public static let rsaSignatureMessagePSSSHA384 = Self(rawValue: "algid:sign:RSA:message-PSS:SHA384")
+    /// RSA-PSS signature of a message hashed with SHA-512.
     public static let rsaSignatureMessagePSSSHA512 = Self(rawValue: "algid:sign:RSA:message-PSS:SHA512")
+    /// RSA-PSS signature of a SHA-1 digest.
     public static let rsaSignatureDigestPSSSHA1 = Self(rawValue: "algid:sign:RSA:digest-PSS:SHA1")
+    /// RSA-PSS signature of a SHA-224 digest.
     public static let rsaSignatureDigestPSSSHA224 = Self(rawValue: "algid:sign:RSA:digest-PSS:SHA224")
+    /// RSA-PSS signature of a SHA-256 digest.
     public static let rsaSignatureDigestPSSSHA256 = Self(rawValue: "algid:sign:RSA:digest-PSS:SHA256")
+    /// RSA-PSS signature of a SHA-384 digest.
     public static let rsaSignatureDigestPSSSHA384 = Self(rawValue: "algid:sign:RSA:digest-PSS:SHA384")
+    /// RSA-PSS signature of a SHA-512 digest.
     public static let rsaSignatureDigestPSSSHA512 = Self(rawValue: "algid:sign:RSA:digest-PSS:SHA512")
+    /// ECDSA signature (X9.62 DER) of a message hashed with SHA-1.
     public static let ecdsaSignatureMessageX962SHA1 = Self(rawValue: "algid:sign:ECDSA:message-X962:SHA1")
+    /// ECDSA signature (X9.62 DER) of a message hashed with SHA-224.
     public static let ecdsaSignatureMessageX962SHA224 = Self(rawValue: "algid:sign:ECDSA:message-X962:SHA224")
+    /// ECDSA signature (X9.62 DER) of a message hashed with SHA-256.
     public static let ecdsaSignatureMessageX962SHA256 = Self(rawValue: "algid:sign:ECDSA:message-X962:SHA256")
+    /// ECDSA signature (X9.62 DER) of a message hashed with SHA-384.
     public static let ecdsaSignatureMessageX962SHA384 = Self(rawValue: "algid:sign:ECDSA:message-X962:SHA384")
+    /// ECDSA signature (X9.62 DER) of a message hashed with SHA-512.
     public static let ecdsaSignatureMessageX962SHA512 = Self(rawValue: "algid:sign:ECDSA:message-X962:SHA512")
+    /// ECDSA signature (X9.62 DER) of a SHA-1 digest.
     public static let ecdsaSignatureDigestX962SHA1 = Self(rawValue: "algid:sign:ECDSA:digest-X962:SHA1")
+    /// ECDSA signature (X9.62 DER) of a SHA-224 digest.
     public static let ecdsaSignatureDigestX962SHA224 = Self(rawValue: "algid:sign:ECDSA:digest-X962:SHA224")
+    /// ECDSA signature (X9.62 DER) of a SHA-256 digest.
     public static let ecdsaSignatureDigestX962SHA256 = Self(rawValue: "algid:sign:ECDSA:digest-X962:SHA256")
+    /// ECDSA signature (X9.62 DER) of a SHA-384 digest.
     public static let ecdsaSignatureDigestX962SHA384 = Self(rawValue: "algid:sign:ECDSA:digest-X962:SHA384")
+    /// ECDSA signature (X9.62 DER) of a SHA-512 digest.
     public static let ecdsaSignatureDigestX962SHA512 = Self(rawValue: "algid:sign:ECDSA:digest-X962:SHA512")
 
     /// The scheme the algorithm names; nil for one Sesame does not sign with.

@@ -4,57 +4,100 @@ import Sesame
 // Security.framework's trust, certificate, identity, key and policy objects, as reference types
 // over Sesame's values, with the functions apps call. Status codes are Apple's.
 
+/// The result of a Security function: `errSecSuccess`, or an error code.
 public typealias OSStatus = Int32
+/// A count or an index, as CoreFoundation types them.
 public typealias CFIndex = Int
+/// Any CoreFoundation object: here, any class instance.
 public typealias CFTypeRef = AnyObject
+/// Bytes, as CoreFoundation names them: `NSData`, to which `Data` bridges with `as`.
 public typealias CFData = NSData
+/// An array, as CoreFoundation names it: `NSArray`.
 public typealias CFArray = NSArray
+/// A dictionary, as CoreFoundation names it: `NSDictionary`, to which a Swift dictionary bridges
+/// with `as`.
 public typealias CFDictionary = NSDictionary
+/// A string, as CoreFoundation names it: `NSString`, to which `String` bridges with `as`.
 public typealias CFString = NSString
+/// An error, as CoreFoundation names it: `NSError`.
 public typealias CFError = NSError
+/// A CoreFoundation allocator. Accepted and ignored: pass nil, as Apple code does.
 public typealias CFAllocator = AnyObject
+/// Option bits, as CoreFoundation types them.
 public typealias CFOptionFlags = UInt
+/// A Boolean object, as CoreFoundation names it: `NSNumber`.
 public typealias CFBoolean = NSNumber
 
+/// True, as an object.
 public let kCFBooleanTrue: CFBoolean! = NSNumber(value: true)
+/// False, as an object.
 public let kCFBooleanFalse: CFBoolean! = NSNumber(value: false)
 
+/// No error.
 public let errSecSuccess: OSStatus = 0
 /// MacTypes' "no error", an `Int` as Apple's SDK imports it (`status == noErr` compares across integer types).
 public let noErr: Int = 0
+/// The function or option is not implemented.
 public let errSecUnimplemented: OSStatus = -4
+/// A parameter is missing or has the wrong type.
 public let errSecParam: OSStatus = -50
+/// Memory could not be allocated.
 public let errSecAllocate: OSStatus = -108
+/// The password is wrong (a PKCS #12 file), or authorization failed.
 public let errSecAuthFailed: OSStatus = -25293
+/// No item matches.
 public let errSecItemNotFound: OSStatus = -25300
+/// An item with the same identity exists already.
 public let errSecDuplicateItem: OSStatus = -25299
+/// A signature did not verify.
 public let errSecVerifyFailed: OSStatus = -67808
+/// The data cannot be decoded.
 public let errSecDecode: OSStatus = -26275
+/// The PKCS #12 file's integrity check failed (a wrong passphrase, or changed data).
 public let errSecPkcs12VerifyFailure: OSStatus = -25264
+/// The data is in no format the function reads.
 public let errSecUnknownFormat: OSStatus = -25257
+/// The certificate chain is not trusted.
 public let errSecNotTrusted: OSStatus = -67843
+/// A certificate has expired.
 public let errSecCertificateExpired: OSStatus = -67818
+/// The certificate does not name the host.
 public let errSecHostNameMismatch: OSStatus = -67602
+/// No chain could be built to a trust anchor.
 public let errSecCreateChainFailed: OSStatus = -67657
+/// The data is not valid.
 public let errSecInvalidData: OSStatus = -67673
 
 /// The result of `SecTrustEvaluate`, Apple's values.
 public enum SecTrustResultType: UInt32, Sendable {
+    /// The evaluation did not run.
     case invalid = 0
+    /// Trusted because the user chose to trust the chain. Never returned on Linux, where there are
+    /// no per-user trust settings.
     case proceed = 1
+    /// Ask the user (deprecated by Apple; never returned).
     case confirm = 2
+    /// The user chose not to trust the chain (never returned on Linux).
     case deny = 3
+    /// Trusted: the chain ends at a trust root and every check passed.
     case unspecified = 4
+    /// Not trusted. On Linux every failure is reported this way;
+    /// ``SecTrustEvaluateWithError(_:_:)`` says why.
     case recoverableTrustFailure = 5
+    /// Not trusted, for a reason no one can override. Never returned on Linux: `SecTrustEvaluate`
+    /// reports every failure as recoverable.
     case fatalTrustFailure = 6
+    /// The evaluation could not be done. Never returned on Linux.
     case otherError = 7
 }
 
 /// A certificate (`SecCertificate`).
 public final class SecCertificate: NSObject, @unchecked Sendable {
     // @unchecked: immutable.
+    /// Sesame's certificate.
     public let certificate: Certificate
 
+    /// A `SecCertificate` for `certificate`.
     public init(_ certificate: Certificate) { self.certificate = certificate }
 
     public override func isEqual(_ object: Any?) -> Bool {
@@ -67,8 +110,10 @@ public final class SecCertificate: NSObject, @unchecked Sendable {
 /// A certificate with its private key (`SecIdentity`).
 public final class SecIdentity: NSObject, @unchecked Sendable {
     // @unchecked: immutable.
+    /// Sesame's identity.
     public let identity: Identity
 
+    /// A `SecIdentity` for `identity`.
     public init(_ identity: Identity) { self.identity = identity }
 
     public override func isEqual(_ object: Any?) -> Bool { (object as? SecIdentity)?.identity == identity }
@@ -101,6 +146,7 @@ public final class SecTrust: NSObject, @unchecked Sendable {
     private var anchorsOnly = true
     private var policies: [SecPolicy]
 
+    /// A trust for `trust`'s chain, with its anchors and no policy beyond its own.
     public init(_ trust: ServerTrust) {
         self.trust = trust
         policies = [SecPolicy(.ssl(server: true, hostname: trust.host))]
@@ -158,9 +204,12 @@ public final class SecTrust: NSObject, @unchecked Sendable {
 
 // MARK: - Trust
 
+/// The number of certificates the server sent.
 @discardableResult
 public func SecTrustGetCertificateCount(_ trust: SecTrust) -> CFIndex { trust.peerChain.count }
 
+/// The certificate the server sent at `index` (0 is the leaf), or nil past the end (deprecated by
+/// Apple for `SecTrustCopyCertificateChain`).
 @discardableResult
 public func SecTrustGetCertificateAtIndex(_ trust: SecTrust, _ index: CFIndex) -> SecCertificate? {
     let chain = trust.peerChain
@@ -190,6 +239,8 @@ public func SecTrustSetAnchorCertificates(_ trust: SecTrust, _ anchorCertificate
     return errSecSuccess
 }
 
+/// With true (the default once anchors are set), only the anchors set on the trust are trusted;
+/// with false, the system's roots are trusted as well.
 @discardableResult
 public func SecTrustSetAnchorCertificatesOnly(_ trust: SecTrust, _ anchorCertificatesOnly: Bool) -> OSStatus {
     trust.setAnchorsOnly(anchorCertificatesOnly)
@@ -240,11 +291,15 @@ public func SecTrustSetVerifyDate(_ trust: SecTrust, _ verifyDate: Date) -> OSSt
     return errSecSuccess
 }
 
+/// A TLS policy: for a server certificate naming `hostname` (unchecked when nil) when `server` is
+/// true, for a client certificate otherwise.
 @discardableResult
 public func SecPolicyCreateSSL(_ server: Bool, _ hostname: CFString?) -> SecPolicy {
     SecPolicy(.ssl(server: server, hostname: hostname.map { $0 as String }))
 }
 
+/// A policy checking the chain alone: signatures, validity and CA constraints, no name and no
+/// purpose.
 @discardableResult
 public func SecPolicyCreateBasicX509() -> SecPolicy { SecPolicy(.basicX509) }
 
@@ -274,6 +329,7 @@ public func SecTrustEvaluateWithError(_ trust: SecTrust, _ error: UnsafeMutableP
 @discardableResult
 public func SecTrustCopyKey(_ trust: SecTrust) -> SecKey? { trust.peerChain.first.map { SecKey($0.publicKey) } }
 
+/// The leaf's public key (deprecated by Apple for `SecTrustCopyKey`).
 @available(*, deprecated, renamed: "SecTrustCopyKey")
 @discardableResult
 public func SecTrustCopyPublicKey(_ trust: SecTrust) -> SecKey? { SecTrustCopyKey(trust) }
@@ -286,6 +342,7 @@ public func SecCertificateCreateWithData(_ allocator: CFAllocator?, _ data: CFDa
     (try? Certificate(derEncoded: data as Data)).map(SecCertificate.init)
 }
 
+/// The certificate's DER encoding.
 @discardableResult
 public func SecCertificateCopyData(_ certificate: SecCertificate) -> CFData {
     certificate.certificate.derEncoded as NSData
@@ -298,11 +355,13 @@ public func SecCertificateCopySubjectSummary(_ certificate: SecCertificate) -> C
     return (subject.commonName ?? subject.description) as NSString
 }
 
+/// The certificate's public key.
 @discardableResult
 public func SecCertificateCopyKey(_ certificate: SecCertificate) -> SecKey? {
     SecKey(certificate.certificate.publicKey)
 }
 
+/// Stores the identity's certificate in `certificateRef`; returns `errSecSuccess`.
 @discardableResult
 public func SecIdentityCopyCertificate(
     _ identity: SecIdentity,
@@ -314,11 +373,17 @@ public func SecIdentityCopyCertificate(
     return errSecSuccess
 }
 
+/// The passphrase of the PKCS #12 data given to `SecPKCS12Import`.
 nonisolated(unsafe) public let kSecImportExportPassphrase: CFString = "passphrase"
+/// The imported identity (`SecIdentity`).
 nonisolated(unsafe) public let kSecImportItemIdentity: CFString = "identity"
+/// A trust for the imported certificate chain (`SecTrust`).
 nonisolated(unsafe) public let kSecImportItemTrust: CFString = "trust"
+/// The imported certificate chain, leaf first (`[SecCertificate]`).
 nonisolated(unsafe) public let kSecImportItemCertChain: CFString = "chain"
+/// The imported item's friendly name, if the file gives one.
 nonisolated(unsafe) public let kSecImportItemLabel: CFString = "label"
+/// The imported key's local key identifier, if the file gives one.
 nonisolated(unsafe) public let kSecImportItemKeyID: CFString = "keyid"
 
 /// Imports a PKCS#12 file's identity: one dictionary with `kSecImportItemIdentity`,

@@ -3,11 +3,18 @@ import Sesame
 
 // The rest of Security.framework's functions apps call on trusts, policies and certificates.
 
+/// Check revocation with OCSP: only stapled responses and those given with
+/// `SecTrustSetOCSPResponse` (nothing is fetched).
 public let kSecRevocationOCSPMethod: CFOptionFlags = 1
+/// Check revocation with CRLs. Accepted; no CRL is fetched, so it adds nothing on Linux.
 public let kSecRevocationCRLMethod: CFOptionFlags = 2
+/// Prefer CRLs to OCSP. Accepted without effect on Linux.
 public let kSecRevocationPreferCRL: CFOptionFlags = 4
+/// Fail an evaluation without a verified "good" OCSP answer for each certificate but the root.
 public let kSecRevocationRequirePositiveResponse: CFOptionFlags = 8
+/// Do not fetch revocation information. Always so on Linux.
 public let kSecRevocationNetworkAccessDisabled: CFOptionFlags = 16
+/// OCSP and CRLs, whichever is available (on Linux: the OCSP responses at hand).
 public let kSecRevocationUseAnyAvailableMethod: CFOptionFlags = 3
 
 /// A revocation policy. Sesame fetches nothing from the network: revocation is decided from the
@@ -105,6 +112,7 @@ public func SecCopyErrorMessageString(_ status: OSStatus, _ reserved: UnsafeMuta
 
 // CoreFoundation's accessors, as apps call them on what Security returns.
 
+/// The number of bytes in `data`.
 public func CFDataGetLength(_ data: CFData) -> CFIndex { data.length }
 
 /// The bytes of `data`, valid while `data` lives (as on Apple).
@@ -112,6 +120,7 @@ public func CFDataGetBytePtr(_ data: CFData) -> UnsafePointer<UInt8>! {
     data.length == 0 ? nil : data.bytes.assumingMemoryBound(to: UInt8.self)
 }
 
+/// The number of elements in `array`.
 public func CFArrayGetCount(_ array: CFArray) -> CFIndex { array.count }
 
 /// The element at `index`, unretained: valid while `array` lives, and turned back into its

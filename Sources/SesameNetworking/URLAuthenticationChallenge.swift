@@ -5,10 +5,16 @@ import Sesame
 /// through `challenge.sender` as NSURLConnection's delegates do. With URLSession, the first
 /// answer counts, whether it came through the sender or the completion handler.
 public protocol URLAuthenticationChallengeSender: NSObjectProtocol {
+    /// Answers the challenge with `credential`.
     func use(_ credential: URLCredential, for challenge: URLAuthenticationChallenge)
+    /// Goes on without a credential: the 401 or 407 becomes the response.
     func continueWithoutCredential(for challenge: URLAuthenticationChallenge)
+    /// Cancels the challenge: the load fails with `NSURLErrorUserCancelledAuthentication`.
     func cancel(_ challenge: URLAuthenticationChallenge)
+    /// Lets the system answer as if no delegate were there (Apple declares it optional).
     func performDefaultHandling(for challenge: URLAuthenticationChallenge)
+    /// Refuses this protection space and lets the next challenge of the response be tried (Apple
+    /// declares it optional).
     func rejectProtectionSpaceAndContinue(with challenge: URLAuthenticationChallenge)
 }
 
@@ -19,7 +25,9 @@ public protocol URLAuthenticationChallengeSender: NSObjectProtocol {
 public struct URLAuthenticationChallengeSenderCall {
     let body: (URLAuthenticationChallenge) -> Void
 
+    /// Calls the method for `challenge` (`performDefaultHandling!(for:)`).
     public func callAsFunction(for challenge: URLAuthenticationChallenge) { body(challenge) }
+    /// Calls the method with `challenge` (`rejectProtectionSpaceAndContinue!(with:)`).
     public func callAsFunction(with challenge: URLAuthenticationChallenge) { body(challenge) }
 }
 
@@ -35,9 +43,11 @@ extension URLAuthenticationChallengeSender {
         URLAuthenticationChallengeSenderCall { [self] in self.rejectProtectionSpaceAndContinue(with: $0) }
     }
 
+    /// Forwards to the sender of the challenge underneath, for senders that do not implement it.
     public func performDefaultHandling(for challenge: URLAuthenticationChallenge) {
         challenge.challenge.sender?.performDefaultHandling(for: challenge.challenge)
     }
+    /// Forwards to the sender of the challenge underneath, for senders that do not implement it.
     public func rejectProtectionSpaceAndContinue(with challenge: URLAuthenticationChallenge) {
         challenge.challenge.sender?.rejectProtectionSpaceAndContinue(with: challenge.challenge)
     }
@@ -47,9 +57,14 @@ extension URLAuthenticationChallengeSender {
 open class URLAuthenticationChallenge: NSObject, @unchecked Sendable {
     // @unchecked: immutable but for `defaults`, which is behind a lock.
     let challenge: AuthenticationChallenge
+    /// Who asks and how: host, port, realm and authentication method.
     public let protectionSpace: URLProtectionSpace
+    /// The credential that would be used without asking (from the URL, the storage or `.netrc`), or
+    /// the one that just failed; nil when there is none.
     public let proposedCredential: URLCredential?
+    /// The 401 or 407 response that carried the challenge; nil for a connection-level challenge.
     public let failureResponse: URLResponse?
+    /// Why the last attempt failed, if the failure had an error.
     public let error: (any Error)?
     private let answerSender: any URLAuthenticationChallengeSender
     /// The forms of the method just called that the delegate does not implement (Sesame's
@@ -107,7 +122,10 @@ open class URLAuthenticationChallenge: NSObject, @unchecked Sendable {
         )
     }
 
+    /// How many answers to this space have failed so far (0 on the first challenge).
     public var previousFailureCount: Int { challenge.previousFailureCount }
+    /// The sender to answer through; with URLSession, answering through the completion handler is
+    /// the same.
     public var sender: (any URLAuthenticationChallengeSender)? { answerSender }
 
     package func markMissing(_ form: Form) { lock.withLock { _ = missing.insert(form) } }

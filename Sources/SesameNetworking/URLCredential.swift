@@ -7,7 +7,9 @@ open class URLCredential: NSObject, NSSecureCoding, NSCopying, @unchecked Sendab
     // @unchecked: immutable.
     /// How long the credential is kept (`URLCredential.Persistence`).
     public enum Persistence: UInt, Sendable {
+        /// Used for this request only.
         case none = 0
+        /// Kept for the session's life, in memory.
         case forSession = 1
         /// Kept in the credential store's file (Apple's keychain).
         case permanent = 2
@@ -20,6 +22,7 @@ open class URLCredential: NSObject, NSSecureCoding, NSCopying, @unchecked Sendab
     private let identityObject: SecIdentity?
     private let certificateObjects: [SecCertificate]
 
+    /// A user name and password, kept as `persistence` says.
     public init(user: String, password: String, persistence: Persistence) {
         credential = Credential(user: user, password: password, persistence: persistence.sesame)
         trust = nil
@@ -55,11 +58,18 @@ open class URLCredential: NSObject, NSSecureCoding, NSCopying, @unchecked Sendab
         certificateObjects = credential.certificates.map(SecCertificate.init)
     }
 
+    /// The user name; nil for a certificate or trust credential.
     public var user: String? { credential.user }
+    /// The password; nil for a certificate or trust credential. A `.permanent` credential read from
+    /// the storage carries its password.
     public var password: String? { credential.password }
+    /// Whether the credential has a password.
     public var hasPassword: Bool { credential.hasPassword }
+    /// The client identity; nil for a password or trust credential.
     public var identity: SecIdentity? { identityObject }
+    /// The intermediate certificates sent with the identity (`SecCertificate` objects).
     public var certificates: [Any] { certificateObjects }
+    /// How long the credential is kept.
     public var persistence: Persistence {
         switch credential.persistence {
         case .none: .none
@@ -76,6 +86,7 @@ open class URLCredential: NSObject, NSSecureCoding, NSCopying, @unchecked Sendab
 
     // MARK: - NSSecureCoding
 
+    /// True: a credential encodes and decodes with `NSSecureCoding`.
     public static var supportsSecureCoding: Bool { true }
 
     /// A password credential archives its user, password and persistence. An identity or a trust

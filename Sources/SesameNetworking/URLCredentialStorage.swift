@@ -7,6 +7,8 @@ extension NSNotification.Name {
     public static let NSURLCredentialStorageChanged = NSNotification.Name("NSURLCredentialStorageChangedNotification")
 }
 
+/// The option key of `remove(_:for:options:)` that also removes synchronizable credentials.
+/// Accepted: on Linux nothing is synchronized, so it changes nothing.
 public let NSURLCredentialStorageRemoveSynchronizableCredentials =
     "NSURLCredentialStorageRemoveSynchronizableCredentials"
 
@@ -53,11 +55,13 @@ open class URLCredentialStorage: NSObject, @unchecked Sendable {
 
     deinit { observation?.cancel() }
 
+    /// The credentials stored for `space`, by user name; nil when there is none.
     public func credentials(for space: URLProtectionSpace) -> [String: URLCredential]? {
         let found = attempt { try storage.credentials(for: space.space) } ?? [:]
         return found.isEmpty ? nil : found.mapValues(URLCredential.init)
     }
 
+    /// Every stored credential, by protection space and user name.
     public var allCredentials: [URLProtectionSpace: [String: URLCredential]] {
         let all = attempt { try storage.allCredentials } ?? [:]
         var result: [URLProtectionSpace: [String: URLCredential]] = [:]
@@ -79,10 +83,13 @@ open class URLCredentialStorage: NSObject, @unchecked Sendable {
         }
     }
 
+    /// Removes `credential` from `space`, from memory and, for a `.permanent` one, from the store.
     public func remove(_ credential: URLCredential, for space: URLProtectionSpace) {
         changing { try storage.remove(credential.sesame, for: space.space) }
     }
 
+    /// Removes `credential` from `space`; `options` are accepted and ignored (nothing is
+    /// synchronized on Linux).
     public func remove(_ credential: URLCredential, for space: URLProtectionSpace, options: [String: Any]? = nil) {
         remove(credential, for: space)
     }
@@ -93,21 +100,25 @@ open class URLCredentialStorage: NSObject, @unchecked Sendable {
         attempt { try storage.designatedDefaultCredential(for: space.space) }?.map(URLCredential.init)
     }
 
+    /// Stores `credential` for `space` and makes it the space's default.
     public func setDefaultCredential(_ credential: URLCredential, for space: URLProtectionSpace) {
         changing { try storage.setDefaultCredential(credential.sesame, for: space.space) }
     }
 
     // The task forms.
+    /// Hands the credentials stored for `space` to `completionHandler`, before returning.
     public func getCredentials(
         for space: URLProtectionSpace,
         task: URLSessionTask,
         completionHandler: ([String: URLCredential]?) -> Void
     ) { completionHandler(credentials(for: space)) }
 
+    /// Stores `credential` for `space`; the task changes nothing.
     public func set(_ credential: URLCredential, for space: URLProtectionSpace, task: URLSessionTask) {
         set(credential, for: space)
     }
 
+    /// Removes `credential` from `space`; the task and `options` change nothing.
     public func remove(
         _ credential: URLCredential,
         for space: URLProtectionSpace,
@@ -115,12 +126,14 @@ open class URLCredentialStorage: NSObject, @unchecked Sendable {
         task: URLSessionTask
     ) { remove(credential, for: space) }
 
+    /// Hands the default credential of `space` to `completionHandler`, before returning.
     public func getDefaultCredential(
         for space: URLProtectionSpace,
         task: URLSessionTask,
         completionHandler: (URLCredential?) -> Void
     ) { completionHandler(defaultCredential(for: space)) }
 
+    /// Stores `credential` as the default of `space`; the task changes nothing.
     public func setDefaultCredential(_ credential: URLCredential, for space: URLProtectionSpace, task: URLSessionTask) {
         setDefaultCredential(credential, for: space)
     }

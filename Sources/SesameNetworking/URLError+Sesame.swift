@@ -81,10 +81,17 @@ extension URLError {
 // shifted by one (its `NSURLErrorServerCertificateUntrusted` is -1203, Apple's and its own
 // `URLError.Code.serverCertificateUntrusted` are -1202); these shadow them for code that imports
 // SesameNetworking, so comparisons with `(error as NSError).code` hold as on Apple's platforms.
+/// A TLS connection could not be made (the handshake failed).
 public let NSURLErrorSecureConnectionFailed = -1200
+/// The server's certificate has expired.
 public let NSURLErrorServerCertificateHasBadDate = -1201
+/// The server's certificate is not trusted (a wrong host, a bad chain).
 public let NSURLErrorServerCertificateUntrusted = -1202
+/// The server's certificate chain does not end at a trusted root.
 public let NSURLErrorServerCertificateHasUnknownRoot = -1203
+/// The server's certificate is not valid yet.
 public let NSURLErrorServerCertificateNotYetValid = -1204
+/// The server rejected the client certificate.
 public let NSURLErrorClientCertificateRejected = -1205
+/// The server requires a client certificate and none was given.
 public let NSURLErrorClientCertificateRequired = -1206

@@ -1,21 +1,38 @@
 import Foundation
 import Sesame
 
+/// The `http` protocol of a protection space.
 public let NSURLProtectionSpaceHTTP = "http"
+/// The `https` protocol of a protection space.
 public let NSURLProtectionSpaceHTTPS = "https"
+/// The `ftp` protocol of a protection space.
 public let NSURLProtectionSpaceFTP = "ftp"
+/// An HTTP proxy's type.
 public let NSURLProtectionSpaceHTTPProxy = "http"
+/// An HTTPS proxy's type.
 public let NSURLProtectionSpaceHTTPSProxy = "https"
+/// An FTP proxy's type.
 public let NSURLProtectionSpaceFTPProxy = "ftp"
+/// A SOCKS proxy's type.
 public let NSURLProtectionSpaceSOCKSProxy = "SOCKS"
 
+/// The scheme of the protocol's choosing (Basic for HTTP).
 public let NSURLAuthenticationMethodDefault = "NSURLAuthenticationMethodDefault"
+/// HTTP Basic (RFC 7617).
 public let NSURLAuthenticationMethodHTTPBasic = "NSURLAuthenticationMethodHTTPBasic"
+/// HTTP Digest (RFC 7616).
 public let NSURLAuthenticationMethodHTTPDigest = "NSURLAuthenticationMethodHTTPDigest"
+/// An HTML form. Never asked for by the loading system.
 public let NSURLAuthenticationMethodHTMLForm = "NSURLAuthenticationMethodHTMLForm"
+/// NTLM. Challenges reach the delegates; SesameNetworking cannot answer them with a credential yet,
+/// so default handling goes on without one.
 public let NSURLAuthenticationMethodNTLM = "NSURLAuthenticationMethodNTLM"
+/// Negotiate (Kerberos). Challenges reach the delegates; SesameNetworking cannot answer them with a
+/// credential yet, so default handling goes on without one.
 public let NSURLAuthenticationMethodNegotiate = "NSURLAuthenticationMethodNegotiate"
+/// A client certificate, asked for during the TLS handshake.
 public let NSURLAuthenticationMethodClientCertificate = "NSURLAuthenticationMethodClientCertificate"
+/// The server's certificate chain, to be judged during the TLS handshake.
 public let NSURLAuthenticationMethodServerTrust = "NSURLAuthenticationMethodServerTrust"
 
 /// Where a credential applies (`URLProtectionSpace`): a server or proxy, its realm and
@@ -26,6 +43,8 @@ open class URLProtectionSpace: NSObject, @unchecked Sendable {
     let space: ProtectionSpace
     private let trust: SecTrust?
 
+    /// A server's protection space: `host`, `port`, `protocol` (`NSURLProtectionSpaceHTTPS`, ...),
+    /// `realm` and method.
     public init(host: String, port: Int, protocol: String?, realm: String?, authenticationMethod: String?) {
         space = ProtectionSpace(
             host: host,
@@ -37,6 +56,8 @@ open class URLProtectionSpace: NSObject, @unchecked Sendable {
         trust = nil
     }
 
+    /// A proxy's protection space: `host`, `port`, proxy `type` (`NSURLProtectionSpaceHTTPProxy`,
+    /// ...), `realm` and method.
     public init(proxyHost host: String, port: Int, type: String?, realm: String?, authenticationMethod: String?) {
         space = ProtectionSpace(
             proxyHost: host,
@@ -53,10 +74,15 @@ open class URLProtectionSpace: NSObject, @unchecked Sendable {
         trust = space.serverTrust.map(SecTrust.init)
     }
 
+    /// The host, lowercased.
     public var host: String { space.host }
+    /// The port.
     public var port: Int { space.port }
+    /// The protocol (`http`, `https`); nil for a proxy's space.
     public var `protocol`: String? { space.protocol }
+    /// The realm; nil when the method has none (server trust, client certificate).
     public var realm: String? { space.realm }
+    /// The proxy type; nil for a server's space.
     public var proxyType: String? { space.proxyType }
     public override func isProxy() -> Bool { space.isProxy }
     /// Whether a password sent for this space cannot be read on the wire (https, or Digest).

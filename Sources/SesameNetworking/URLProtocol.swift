@@ -18,12 +18,15 @@ open class URLProtocol: NSObject {
     /// The task the protocol loads for (nil when it was made from a request alone).
     open internal(set) var task: URLSessionTask?
 
+    /// A protocol loading `request` and reporting to `client`; `cachedResponse` is always nil
+    /// (SesameNetworking keeps no response cache).
     public required init(request: URLRequest, cachedResponse: CachedURLResponse?, client: (any URLProtocolClient)?) {
         original = request
         cached = cachedResponse
         self.client = client
     }
 
+    /// A protocol loading `task`'s current request for the task and reporting to `client`.
     public required convenience init(
         task: URLSessionTask,
         cachedResponse: CachedURLResponse?,
@@ -36,6 +39,8 @@ open class URLProtocol: NSObject {
 
     /// The request being loaded.
     open var request: URLRequest { original }
+    /// The cached response given at creation: always nil (SesameNetworking keeps no response
+    /// cache).
     open var cachedResponse: CachedURLResponse? { cached }
 
     /// Whether this class loads `request` (none does unless a subclass says so).
@@ -50,6 +55,7 @@ open class URLProtocol: NSObject {
     /// The form of `request` this class loads (the request itself unless a subclass says otherwise).
     open class func canonicalRequest(for request: URLRequest) -> URLRequest { request }
 
+    /// Whether `a` and `b` have equal canonical requests.
     open class func requestIsCacheEquivalent(_ a: URLRequest, to b: URLRequest) -> Bool {
         canonicalRequest(for: a) == canonicalRequest(for: b)
     }
@@ -65,14 +71,18 @@ open class URLProtocol: NSObject {
 
     // MARK: - Request properties (kept in the request, as FoundationNetworking keeps them)
 
+    /// The value stored in `request` for `key` by ``setProperty(_:forKey:in:)``, if any.
     open class func property(forKey key: String, in request: URLRequest) -> Any? {
         FoundationNetworking.URLProtocol.property(forKey: key, in: request)
     }
 
+    /// Stores `value` for `key` in `request`, where it travels with the request (a protocol marks
+    /// requests it has seen this way).
     open class func setProperty(_ value: Any, forKey key: String, in request: NSMutableURLRequest) {
         FoundationNetworking.URLProtocol.setProperty(value, forKey: key, in: request)
     }
 
+    /// Removes the value for `key` from `request`.
     open class func removeProperty(forKey key: String, in request: NSMutableURLRequest) {
         FoundationNetworking.URLProtocol.removeProperty(forKey: key, in: request)
     }
@@ -81,8 +91,8 @@ open class URLProtocol: NSObject {
 
     private static let registered = LockedValue<[URLProtocol.Type]>([])
 
-    /// Makes `protocolClass` visible to ``URLSession/shared`` and `NSURLConnection`, asked
-    /// before the classes registered earlier.
+    /// Makes `protocolClass` visible to ``URLSession/shared``, asked before the classes
+    /// registered earlier. Unlike Apple's, `NSURLConnection` does not ask registered classes.
     /// - Returns: false when `protocolClass` is not a subclass of `URLProtocol`.
     @discardableResult
     open class func registerClass(_ protocolClass: AnyClass) -> Bool {
@@ -94,6 +104,7 @@ open class URLProtocol: NSObject {
         return true
     }
 
+    /// Stops asking `protocolClass`.
     open class func unregisterClass(_ protocolClass: AnyClass) {
         registered.withLock { classes in classes.removeAll { $0 == protocolClass } }
     }
@@ -104,16 +115,24 @@ open class URLProtocol: NSObject {
 
 /// What a ``URLProtocol`` tells the loading system (`URLProtocolClient`).
 public protocol URLProtocolClient: NSObjectProtocol, Sendable {
+    /// The load was redirected to `request`: the task asks its delegates and loads the new request.
     func urlProtocol(_ protocol: URLProtocol, wasRedirectedTo request: URLRequest, redirectResponse: URLResponse)
+    /// Never called: SesameNetworking keeps no response cache.
     func urlProtocol(_ protocol: URLProtocol, cachedResponseIsValid cachedResponse: CachedURLResponse)
+    /// The response head arrived; `policy` is accepted and ignored (there is no cache).
     func urlProtocol(
         _ protocol: URLProtocol,
         didReceive response: URLResponse,
         cacheStoragePolicy policy: URLCache.StoragePolicy
     )
+    /// A piece of the body arrived.
     func urlProtocol(_ protocol: URLProtocol, didLoad data: Data)
+    /// The load finished.
     func urlProtocolDidFinishLoading(_ protocol: URLProtocol)
+    /// The load failed with `error`.
     func urlProtocol(_ protocol: URLProtocol, didFailWithError error: any Error)
+    /// A challenge for the task's delegates; they answer through `challenge.sender`.
     func urlProtocol(_ protocol: URLProtocol, didReceive challenge: URLAuthenticationChallenge)
+    /// The challenge was withdrawn: no answer is expected any more.
     func urlProtocol(_ protocol: URLProtocol, didCancel challenge: URLAuthenticationChallenge)
 }

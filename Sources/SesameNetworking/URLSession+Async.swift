@@ -19,10 +19,13 @@ extension URLSession {
         return try await run(task, delegate: delegate, box)
     }
 
+    /// Loads `url` and returns its body and response; `delegate` hears the task's callbacks before
+    /// the session's delegate.
     public func data(from url: URL, delegate: (any URLSessionTaskDelegate)? = nil) async throws -> (Data, URLResponse) {
         try await data(for: URLRequest(url: url), delegate: delegate)
     }
 
+    /// Uploads `bodyData` as `request`'s body and returns the response body and response.
     public func upload(
         for request: URLRequest,
         from bodyData: Data,
@@ -33,6 +36,8 @@ extension URLSession {
         return try await data(for: request, delegate: delegate)
     }
 
+    /// Uploads the file at `fileURL` as `request`'s body and returns the response body and
+    /// response.
     public func upload(
         for request: URLRequest,
         fromFile fileURL: URL,
@@ -70,6 +75,8 @@ extension URLSession {
         return try await run(task, delegate: delegate, box)
     }
 
+    /// Downloads `url` to a temporary file and returns its location (the caller moves or removes
+    /// it) and the response.
     public func download(
         from url: URL,
         delegate: (any URLSessionTaskDelegate)? = nil

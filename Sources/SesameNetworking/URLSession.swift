@@ -10,15 +10,22 @@ open class URLSession: NSObject, @unchecked Sendable {
     // @unchecked: mutable state (tasks, invalidation) is behind `lock`.
     /// How a delegate answers a challenge.
     public enum AuthChallengeDisposition: Int, Sendable {
+        /// Answer with the credential given.
         case useCredential = 0
+        /// Do what the system would do with no delegate method.
         case performDefaultHandling = 1
+        /// Cancel the task: it fails with `NSURLErrorCancelled`.
         case cancelAuthenticationChallenge = 2
+        /// Refuse this space and try the response's next challenge; a server trust gets the default
+        /// evaluation, a client-certificate request is answered with no certificate.
         case rejectProtectionSpace = 3
     }
 
     /// What to do with a response whose head arrived.
     public enum ResponseDisposition: Int, Sendable {
+        /// Cancel the task.
         case cancel = 0
+        /// Go on with the task.
         case allow = 1
         /// Not supported by Sesame: treated as `.allow`.
         case becomeDownload = 2
@@ -42,6 +49,7 @@ open class URLSession: NSObject, @unchecked Sendable {
     public private(set) var delegate: (any URLSessionDelegate)?
     /// Where delegate methods and completion handlers run (a serial queue unless one was given).
     public let delegateQueue: OperationQueue
+    /// A description of the session for people, kept as given.
     open var sessionDescription: String?
 
     /// The Sesame session underneath (its delegate is the bridge to ``delegate``).
@@ -51,10 +59,14 @@ open class URLSession: NSObject, @unchecked Sendable {
     private var invalidated = false
     private var invalidateWhenDone = false
 
+    /// A session with `configuration`, no delegate and its own serial delegate queue.
     public convenience init(configuration: URLSessionConfiguration) {
         self.init(configuration: configuration, delegate: nil, delegateQueue: nil)
     }
 
+    /// A session with `configuration` (copied: later changes do not reach it), `delegate` (kept
+    /// until the session is invalidated) and `queue` for delegate calls (a serial queue of its own
+    /// when nil).
     public init(
         configuration: URLSessionConfiguration,
         delegate: (any URLSessionDelegate)?,
@@ -76,18 +88,24 @@ open class URLSession: NSObject, @unchecked Sendable {
 
     // MARK: - Tasks
 
+    /// A data task loading `url`, not resumed.
     open func dataTask(with url: URL) -> URLSessionDataTask { dataTask(with: URLRequest(url: url)) }
 
+    /// A data task loading `request`, not resumed; its callbacks go to the session's delegate.
     open func dataTask(with request: URLRequest) -> URLSessionDataTask {
         URLSessionDataTask(session: self, request: request, kind: .data)
     }
 
+    /// A data task loading `url`, not resumed, that hands the body, response and error to
+    /// `completionHandler` instead of the delegate's data callbacks.
     @preconcurrency
     open func dataTask(
         with url: URL,
         completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void
     ) -> URLSessionDataTask { dataTask(with: URLRequest(url: url), completionHandler: completionHandler) }
 
+    /// A data task loading `request`, not resumed, that hands the body, response and error to
+    /// `completionHandler` instead of the delegate's data callbacks.
     @preconcurrency
     open func dataTask(
         with request: URLRequest,
@@ -96,12 +114,15 @@ open class URLSession: NSObject, @unchecked Sendable {
         URLSessionDataTask(session: self, request: request, kind: .data, completion: .data(completionHandler))
     }
 
+    /// An upload task sending `bodyData` as `request`'s body, not resumed.
     open func uploadTask(with request: URLRequest, from bodyData: Data) -> URLSessionUploadTask {
         var request = request
         request.httpBody = bodyData
         return URLSessionUploadTask(session: self, request: request, kind: .upload)
     }
 
+    /// An upload task sending `bodyData` as `request`'s body, not resumed, that hands the response
+    /// to `completionHandler`.
     @preconcurrency
     open func uploadTask(
         with request: URLRequest,
@@ -125,10 +146,14 @@ open class URLSession: NSObject, @unchecked Sendable {
         URLSessionUploadTask(session: self, request: request, kind: .upload)
     }
 
+    /// An upload task sending the file at `fileURL` as `request`'s body (streamed from disk), not
+    /// resumed.
     open func uploadTask(with request: URLRequest, fromFile fileURL: URL) -> URLSessionUploadTask {
         URLSessionUploadTask(session: self, request: request, kind: .upload, bodyFile: fileURL)
     }
 
+    /// An upload task sending the file at `fileURL`, not resumed, that hands the response to
+    /// `completionHandler`.
     @preconcurrency
     open func uploadTask(
         with request: URLRequest,
@@ -144,18 +169,24 @@ open class URLSession: NSObject, @unchecked Sendable {
         )
     }
 
+    /// A download task saving `url`'s body to a temporary file, not resumed.
     open func downloadTask(with url: URL) -> URLSessionDownloadTask { downloadTask(with: URLRequest(url: url)) }
 
+    /// A download task saving `request`'s response body to a temporary file, not resumed.
     open func downloadTask(with request: URLRequest) -> URLSessionDownloadTask {
         URLSessionDownloadTask(session: self, request: request, kind: .download)
     }
 
+    /// A download task for `url`, not resumed, that hands the temporary file to `completionHandler`
+    /// (removed when it returns).
     @preconcurrency
     open func downloadTask(
         with url: URL,
         completionHandler: @escaping @Sendable (URL?, URLResponse?, (any Error)?) -> Void
     ) -> URLSessionDownloadTask { downloadTask(with: URLRequest(url: url), completionHandler: completionHandler) }
 
+    /// A download task for `request`, not resumed, that hands the temporary file to
+    /// `completionHandler` (removed when it returns).
     @preconcurrency
     open func downloadTask(
         with request: URLRequest,

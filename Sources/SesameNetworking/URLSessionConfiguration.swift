@@ -3,20 +3,33 @@ import Sesame
 
 /// TLS protocol versions (`tls_protocol_version_t`), Apple's values.
 public enum tls_protocol_version_t: UInt16, Sendable {
+    /// TLS 1.0. Not supported: as a minimum, Sesame offers TLS 1.2.
     case TLSv10 = 0x0301
+    /// TLS 1.1. Not supported: as a minimum, Sesame offers TLS 1.2.
     case TLSv11 = 0x0302
+    /// TLS 1.2.
     case TLSv12 = 0x0303
+    /// TLS 1.3.
     case TLSv13 = 0x0304
+    /// DTLS 1.0, for datagrams; not used by HTTP.
     case DTLSv10 = 0xfeff
+    /// DTLS 1.2, for datagrams; not used by HTTP.
     case DTLSv12 = 0xfefd
 }
 
+/// `connectionProxyDictionary` key: 1 to use the HTTP proxy.
 public let kCFNetworkProxiesHTTPEnable = "HTTPEnable"
+/// `connectionProxyDictionary` key: the HTTP proxy's host.
 public let kCFNetworkProxiesHTTPProxy = "HTTPProxy"
+/// `connectionProxyDictionary` key: the HTTP proxy's port.
 public let kCFNetworkProxiesHTTPPort = "HTTPPort"
+/// `connectionProxyDictionary` key: 1 to use the HTTPS proxy.
 public let kCFNetworkProxiesHTTPSEnable = "HTTPSEnable"
+/// `connectionProxyDictionary` key: the HTTPS proxy's host.
 public let kCFNetworkProxiesHTTPSProxy = "HTTPSProxy"
+/// `connectionProxyDictionary` key: the HTTPS proxy's port.
 public let kCFNetworkProxiesHTTPSPort = "HTTPSPort"
+/// `connectionProxyDictionary` key: hosts that bypass the proxies.
 public let kCFNetworkProxiesExceptionsList = "ExceptionsList"
 
 /// The settings of a session (`URLSessionConfiguration`); a session takes a copy when it is made.
@@ -33,27 +46,45 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         return configuration
     }
 
+    /// The identifier of a background configuration. Kept; background sessions are not available on
+    /// Linux.
     open var identifier: String?
+    /// The cache policy of requests that do not set one. Kept and copied; SesameNetworking keeps no
+    /// response cache, so every policy loads from the network.
     open var requestCachePolicy: URLRequest.CachePolicy = .useProtocolCachePolicy
     /// Seconds a request may wait for more data (60).
     open var timeoutIntervalForRequest: TimeInterval = 60
     /// Seconds a whole task may take (7 days).
     open var timeoutIntervalForResource: TimeInterval = 604_800
+    /// Kept and copied; without effect: Linux has no cellular interface to avoid.
     open var allowsCellularAccess = true
+    /// Kept and copied; without effect: Linux does not mark networks as expensive.
     open var allowsExpensiveNetworkAccess = true
+    /// Kept and copied; without effect: Linux has no Low Data Mode.
     open var allowsConstrainedNetworkAccess = true
+    /// Kept and copied; without effect: a task without a network fails at once instead of waiting.
     open var waitsForConnectivity = false
     /// Headers added to every request that does not set them.
     open var httpAdditionalHeaders: [AnyHashable: Any]?
+    /// The most connections to one host at a time (6); at least 1 is used.
     open var httpMaximumConnectionsPerHost = 6
+    /// Kept and copied; without effect: Sesame never pipelines HTTP/1.1 requests.
     open var httpShouldUsePipelining = false
+    /// Whether requests send and store cookies (true).
     open var httpShouldSetCookies = true
+    /// Which cookies responses may set. `.never` stores none; any other value stores every cookie
+    /// that passes RFC 6265's rules (public suffixes refused), as if `.always`.
     open var httpCookieAcceptPolicy: HTTPCookie.AcceptPolicy = .onlyFromMainDocumentDomain
+    /// Where cookies are kept (the shared storage); nil sends and stores none.
     open var httpCookieStorage: HTTPCookieStorage? = .shared
+    /// Where credentials are looked up and kept (the shared storage); nil uses none.
     open var urlCredentialStorage: URLCredentialStorage? = .shared
     /// `kCFNetworkProxiesHTTPEnable`/`HTTPProxy`/`HTTPPort` and the `HTTPS` ones.
     open var connectionProxyDictionary: [AnyHashable: Any]?
+    /// The lowest TLS version offered (TLS 1.2): TLS 1.3 or TLS 1.2, as no older version is
+    /// supported.
     open var tlsMinimumSupportedProtocolVersion: tls_protocol_version_t = .TLSv12
+    /// The highest TLS version offered (TLS 1.3).
     open var tlsMaximumSupportedProtocolVersion: tls_protocol_version_t = .TLSv13
     /// Kept and copied; without effect: Linux has no network service classes.
     open var networkServiceType: NSURLRequest.NetworkServiceType = .default

@@ -4,8 +4,12 @@ import Foundation
 /// the `async` form of each method; a method implemented in neither form is not called, and the
 /// next one Apple's rule names is asked (ChallengeFlow.md in Sesame's documentation).
 ///
-/// Methods are called on the session's `delegateQueue`.
+/// Methods are called on the session's `delegateQueue`. Unlike Apple's platforms, where
+/// Objective-C dispatch finds any method a class has, a method a subclass adds to a superclass's
+/// conformance is not seen: declare the conformance on the class that implements the method.
 public protocol URLSessionDelegate: NSObjectProtocol {
+    /// The session is invalid (after `finishTasksAndInvalidate` or `invalidateAndCancel`); the
+    /// session releases its delegate after this call.
     func urlSession(_ session: URLSession, didBecomeInvalidWithError error: (any Error)?)
 
     /// Connection-level challenges (server trust, client certificates), and 401/407 challenges
@@ -23,6 +27,7 @@ public protocol URLSessionDelegate: NSObjectProtocol {
 }
 
 extension URLSessionDelegate {
+    /// Does nothing.
     public func urlSession(_ session: URLSession, didBecomeInvalidWithError error: (any Error)?) {}
 
     /// Missing in this form: the session then calls the `async` form.
@@ -62,7 +67,8 @@ public protocol URLSessionTaskDelegate: URLSessionDelegate {
     ) async -> (URLSession.AuthChallengeDisposition, URLCredential?)
 
     /// A redirect: call the handler with the request to follow (as given or changed), or nil to
-    /// receive the redirect response itself.
+    /// receive the redirect response itself. Unlike corelibs, a 305 (Use Proxy) is not followed
+    /// and reaches no redirect method, and a `HEAD` redirected with 303 stays `HEAD`.
     func urlSession(
         _ session: URLSession,
         task: URLSessionTask,
@@ -71,6 +77,7 @@ public protocol URLSessionTaskDelegate: URLSessionDelegate {
         completionHandler: @escaping (URLRequest?) -> Void
     )
 
+    /// Request body bytes were sent: bytes sent now, in all, and expected in all (-1 when unknown).
     func urlSession(
         _ session: URLSession,
         task: URLSessionTask,
@@ -79,6 +86,7 @@ public protocol URLSessionTaskDelegate: URLSessionDelegate {
         totalBytesExpectedToSend: Int64
     )
 
+    /// The task completed, with `error` when it failed; no other callback of the task follows.
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?)
 }
 
@@ -118,6 +126,7 @@ extension URLSessionTaskDelegate {
         completionHandler(request)
     }
 
+    /// Does nothing.
     public func urlSession(
         _ session: URLSession,
         task: URLSessionTask,
@@ -126,6 +135,7 @@ extension URLSessionTaskDelegate {
         totalBytesExpectedToSend: Int64
     ) { _ = DelegateDispatch.reportMissing() }
 
+    /// Does nothing.
     public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         _ = DelegateDispatch.reportMissing()
     }
@@ -133,6 +143,8 @@ extension URLSessionTaskDelegate {
 
 /// Data task callbacks (`URLSessionDataDelegate`).
 public protocol URLSessionDataDelegate: URLSessionTaskDelegate {
+    /// The response head arrived: call the handler with `.allow` to go on or `.cancel` to stop (the
+    /// task then fails with `NSURLErrorCancelled`).
     func urlSession(
         _ session: URLSession,
         dataTask: URLSessionDataTask,
@@ -140,10 +152,12 @@ public protocol URLSessionDataDelegate: URLSessionTaskDelegate {
         completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
     )
 
+    /// A piece of the body arrived.
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data)
 }
 
 extension URLSessionDataDelegate {
+    /// Allows the response.
     public func urlSession(
         _ session: URLSession,
         dataTask: URLSessionDataTask,
@@ -154,6 +168,7 @@ extension URLSessionDataDelegate {
         completionHandler(.allow)
     }
 
+    /// Does nothing.
     public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         _ = DelegateDispatch.reportMissing()
     }
@@ -164,6 +179,8 @@ public protocol URLSessionDownloadDelegate: URLSessionTaskDelegate {
     /// The download is at `location`, a temporary file removed when this method returns: move it.
     func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL)
 
+    /// Bytes were written to the download's file: now, in all, and expected in all (-1 when
+    /// unknown).
     func urlSession(
         _ session: URLSession,
         downloadTask: URLSessionDownloadTask,
@@ -174,6 +191,7 @@ public protocol URLSessionDownloadDelegate: URLSessionTaskDelegate {
 }
 
 extension URLSessionDownloadDelegate {
+    /// Does nothing.
     public func urlSession(
         _ session: URLSession,
         downloadTask: URLSessionDownloadTask,

@@ -4,10 +4,15 @@ import Sesame
 /// One load in a session (`URLSessionTask`). Created suspended: call ``resume()``.
 open class URLSessionTask: NSObject, @unchecked Sendable {
     // @unchecked: mutable state is behind `lock`; `delegate` is set before `resume`, as Apple asks.
+    /// Where a task is in its life.
     public enum State: Int, Sendable {
+        /// Loading.
         case running = 0
+        /// Created and not resumed, or suspended.
         case suspended = 1
+        /// Cancelled, not yet completed.
         case canceling = 2
+        /// Completed: the delegate has been told.
         case completed = 3
     }
 
@@ -17,11 +22,15 @@ open class URLSessionTask: NSObject, @unchecked Sendable {
         case download
     }
 
+    /// A number unique among the session's tasks.
     public let taskIdentifier: Int
+    /// The request the task was made with.
     public let originalRequest: URLRequest?
     /// The task's own delegate, asked before the session's (set it before `resume`).
     open var delegate: (any URLSessionTaskDelegate)?
+    /// A description of the task for people, kept as given.
     open var taskDescription: String?
+    /// Kept as given (0.5); without effect: requests are not prioritized.
     open var priority: Float = 0.5
 
     /// What the caller gets at the end, when it gave a completion handler.
@@ -72,12 +81,19 @@ open class URLSessionTask: NSObject, @unchecked Sendable {
         self.bodyFile = bodyFile
     }
 
+    /// Where the task is in its life.
     open var state: State { lock.withLock { mutableState } }
+    /// The request being loaded: the original, or the last redirect's.
     open var currentRequest: URLRequest? { lock.withLock { current } }
+    /// The response, once its head arrived.
     open var response: URLResponse? { lock.withLock { received } }
+    /// Why the task failed, once it completed with an error.
     open var error: (any Error)? { lock.withLock { failure } }
+    /// Body bytes received so far (after decompression).
     open var countOfBytesReceived: Int64 { lock.withLock { bytesReceived } }
+    /// The response's `Content-Length`, or -1 when unknown.
     open var countOfBytesExpectedToReceive: Int64 { response?.expectedContentLength ?? -1 }
+    /// Request body bytes sent so far.
     open var countOfBytesSent: Int64 { lock.withLock { bytesSent } }
     /// The body's length: known once sending starts (-1 for a stream of unknown length); before
     /// that, the length of the request's `httpBody` or body file.
@@ -199,8 +215,11 @@ open class URLSessionTask: NSObject, @unchecked Sendable {
     }
 }
 
+/// A task that delivers the response body in memory (`URLSessionDataTask`).
 open class URLSessionDataTask: URLSessionTask, @unchecked Sendable {}
+/// A data task that sends a body from memory or a file (`URLSessionUploadTask`).
 open class URLSessionUploadTask: URLSessionDataTask, @unchecked Sendable {}
+/// A task that saves the response body to a file (`URLSessionDownloadTask`).
 open class URLSessionDownloadTask: URLSessionTask, @unchecked Sendable {}
 
 extension SesameError {
