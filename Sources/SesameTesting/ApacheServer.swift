@@ -5,14 +5,22 @@ import Sesame
 /// `Authentication-Info`) and `/digest-stale/` (nonces live ``staleNonceLifetime`` seconds), realm
 /// ``digestRealm``, users ``digestUsers``. Each file there answers "digest ok".
 public final class ApacheServer: Sendable {
+    /// The realm of both Digest paths.
     public static let digestRealm = "Sesame Digest"
+    /// The users of both Digest paths and their passwords (one is not ASCII, to test UTF-8
+    /// handling).
     public static let digestUsers = ["user": "passwd", "test": "123£", "Mufasa": "Circle Of Life"]
+    /// How many seconds a nonce of `/digest-stale/` lives before the server calls it stale.
     public static let staleNonceLifetime = 2
 
+    /// The loopback port Apache listens on.
     public let port: Int
+    /// The scratch folder holding Apache's configuration, documents and logs; removed on deinit.
     public let prefix: URL
     private let process: ChildProcess
 
+    /// Starts Apache on a free loopback port and returns once it answers.
+    /// - Throws: when Apache or its modules are not installed, or it does not start.
     public init() async throws {
         let apache = "/usr/sbin/apache2"
         let modules = "/usr/lib/apache2/modules"

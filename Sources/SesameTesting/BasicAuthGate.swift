@@ -8,11 +8,14 @@ import Foundation
 /// configuration.handler = { request in gate.check(request) ?? .text("hello \(gate.user(request)!)") }
 /// ```
 public struct BasicAuthGate: Sendable {
+    /// The realm of the challenge.
     public let realm: String
+    /// The accepted users and their passwords.
     public let users: [String: String]
     /// Extra challenges offered before Basic (such as `Bearer realm="x"`).
     public var otherChallenges: [String] = []
 
+    /// A gate for `realm` that accepts `users`.
     public init(realm: String, users: [String: String]) {
         self.realm = realm
         self.users = users

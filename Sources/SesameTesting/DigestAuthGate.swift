@@ -6,12 +6,15 @@ import Sesame
 /// response right), marks nonces stale after a number of uses, and answers with
 /// `Authentication-Info` (a right or deliberately wrong `rspauth`, optionally a `nextnonce`).
 public final class DigestAuthGate: Sendable {
+    /// How the gate challenges and what it checks.
     public struct Options: Sendable {
+        /// The `realm` parameter.
         public var realm = "Sesame Digest"
         /// The `algorithm` parameter (also `-sess` forms); nil sends none (MD5).
         public var algorithm: String? = "SHA-256"
         /// The `qop` parameter; nil for an RFC 2069 challenge.
         public var qop: String? = "auth"
+        /// The `userhash` parameter: when true, answers must send the user name hashed.
         public var userhash = false
         /// A nonce answers this many requests, then is stale.
         public var nonceUses = Int.max
@@ -22,11 +25,18 @@ public final class DigestAuthGate: Sendable {
         /// Challenges offered before the Digest one (such as another algorithm, or Basic).
         public var otherChallenges: [String] = []
 
+        /// The defaults: SHA-256, qop `auth`, a right `rspauth`, nonces that never go stale.
         public init() {}
     }
 
+    /// What `Authentication-Info` says about the server's own proof.
     public enum RspauthMode: Sendable {
-        case none, correct, wrong
+        /// No `rspauth`.
+        case none
+        /// The right `rspauth` for the request.
+        case correct
+        /// An `rspauth` that does not match, as an impostor would send.
+        case wrong
     }
 
     private struct NonceState {
@@ -34,7 +44,9 @@ public final class DigestAuthGate: Sendable {
         var lastCount = 0
     }
 
+    /// How the gate challenges.
     public let options: Options
+    /// The accepted users and their passwords.
     public let users: [String: String]
     private let nonces = LockedValue<[String: NonceState]>([:])
     private let algorithm: DigestAlgorithm

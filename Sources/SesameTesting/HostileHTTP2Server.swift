@@ -9,6 +9,7 @@ import Foundation
 /// Blocking sockets, one thread per connection; ``stop()`` (or deinit) closes everything.
 public final class HostileHTTP2Server: @unchecked Sendable {
     // @unchecked: the mutable state is behind `lock`.
+    /// What the server does on one connection.
     public enum Behavior: Sendable {
         /// A well-behaved answer: 200 with `body` to every request.
         case answer(String)
@@ -46,6 +47,7 @@ public final class HostileHTTP2Server: @unchecked Sendable {
         case contentLengthMismatch(declared: Int, sent: Int)
     }
 
+    /// The loopback port the server listens on.
     public let port: Int
     private let listener: Int32
     private let behavior: @Sendable (Int) -> Behavior

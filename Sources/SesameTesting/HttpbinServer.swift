@@ -4,6 +4,7 @@ import Foundation
 /// environment `scripts/install-deps.sh` makes (`.build/peers/httpbin-venv`, or
 /// `$SESAME_HTTPBIN_VENV`).
 public final class HttpbinServer: Sendable {
+    /// The loopback port httpbin listens on.
     public let port: Int
     private let process: ChildProcess
     private let directory: URL
@@ -18,6 +19,9 @@ public final class HttpbinServer: Sendable {
         return FileManager.default.currentDirectoryPath + "/.build/peers/httpbin-venv"
     }
 
+    /// Starts httpbin under gunicorn on a free loopback port and returns once it answers.
+    /// - Throws: when the virtual environment of `scripts/install-deps.sh` is missing, or httpbin
+    ///   does not start.
     public init() async throws {
         let python = Self.virtualEnvironment + "/bin/python"
         guard FileManager.default.isExecutableFile(atPath: python) else {

@@ -13,6 +13,9 @@ public final class InMemoryTLSServer: @unchecked Sendable {
     // @unchecked: the context is immutable once built; sessions are not shared across threads.
     let context: ServerContext
 
+    /// A server with `configuration`'s identity, versions, client authentication, ALPN and OCSP
+    /// staple.
+    /// - Throws: when the configuration has no identity, or OpenSSL refuses it.
     public init(_ configuration: LocalServer.Configuration) throws {
         guard let identity = configuration.identity else {
             throw TestingError("an in-memory TLS server needs an identity")
@@ -61,8 +64,11 @@ public final class InMemoryTLSServer: @unchecked Sendable {
             return Array(bytes.prefix(max(0, Int(read))))
         }
 
+        /// How far the handshake got.
         public enum HandshakeState: Equatable, Sendable {
+            /// Waiting for more bytes from the client.
             case inProgress
+            /// Done: application data may flow.
             case complete
             /// Failed, with OpenSSL's reasons (an alert for the client is in ``takeOutput()``).
             case failed(String)
@@ -79,10 +85,15 @@ public final class InMemoryTLSServer: @unchecked Sendable {
             }
         }
 
+        /// What a read found.
         public enum ReadResult: Equatable, Sendable {
+            /// Decrypted application data.
             case bytes([UInt8])
+            /// No complete record yet: more bytes from the client are needed.
             case wantsMore
+            /// The client closed the session with `close_notify`.
             case closeNotify
+            /// The session failed, with OpenSSL's reasons.
             case failed(String)
         }
 

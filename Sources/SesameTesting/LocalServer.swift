@@ -13,6 +13,7 @@ import Sesame
 public final class LocalServer: Sendable {
     /// Whether and how the server asks for a client certificate.
     public enum ClientAuthentication: Sendable {
+        /// Do not ask for a client certificate.
         case none
         /// Ask, accept a connection without one.
         case optional(trusting: [Certificate])
@@ -25,9 +26,13 @@ public final class LocalServer: Sendable {
     public struct Configuration: Sendable {
         /// The server's certificate and key; `nil` serves plain HTTP.
         public var identity: TestIssuedCertificate?
+        /// Whether and how the server asks for a client certificate.
         public var clientAuthentication: ClientAuthentication = .none
+        /// The lowest TLS version the server accepts.
         public var minimumVersion: TLSConfiguration.ProtocolVersion = .tls12
+        /// The highest TLS version the server accepts; nil for the newest.
         public var maximumVersion: TLSConfiguration.ProtocolVersion? = nil
+        /// ALPN protocols the server selects from, in its preference order; empty for no ALPN.
         public var applicationProtocols: [String] = []
         /// A DER OCSP response stapled to every handshake whose client asks for one (RFC 6066).
         public var stapledOCSPResponse: Data? = nil

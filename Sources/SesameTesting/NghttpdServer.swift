@@ -5,6 +5,7 @@ import Foundation
 /// from a scratch folder, and with `echoUpload` answers a request with a body by sending that
 /// body back.
 public final class NghttpdServer: Sendable {
+    /// The loopback port nghttpd listens on.
     public let port: Int
     private let process: ChildProcess
     private let directory: URL
@@ -13,6 +14,7 @@ public final class NghttpdServer: Sendable {
     ///   - files: paths under the document root (such as "big.bin") and their contents.
     ///   - windowBits: the stream window nghttpd grants, 2^bits − 1 bytes (its `-w`); nil: its default.
     ///   - maxConcurrentStreams: the streams one connection may have open at once (its `-m`).
+    ///   - echoUpload: answer a request with a body by sending that body back (its `--echo-upload`).
     ///   - tls: the certificate (with its chain) and key to serve over TLS; nil: plain h2c.
     ///   - requiresClientCertificate: over TLS, ask for a client certificate and refuse the
     ///     handshake without one (`--verify-client`; nghttpd does not check who issued it).
@@ -68,6 +70,7 @@ public final class NghttpdServer: Sendable {
         throw lastError ?? TestingError("nghttpd did not start")
     }
 
+    /// Stops nghttpd and removes its files.
     public func stop() {
         process.stop()
         try? FileManager.default.removeItem(at: directory)

@@ -46,6 +46,9 @@ public final class NginxServer: Sendable {
     /// and `client-certificate-h2` (the same over HTTP/2, with the protocol after the answer).
     public let trustCasePorts: [String: Int]
 
+    /// Starts nginx with certificates issued by `pki` on free loopback ports and returns once it
+    /// answers.
+    /// - Throws: when nginx is not installed, or it does not start.
     public init(pki: TestPKI) async throws {
         let nginx = "/usr/sbin/nginx"
         guard FileManager.default.isExecutableFile(atPath: nginx) else {

@@ -5,6 +5,7 @@ import Sesame
 public final class Recorder<Value: Sendable>: Sendable {
     private let values = LockedValue<[Value]>([])
 
+    /// An empty recorder.
     public init() {}
 
     /// Adds a value; safe from any thread.

@@ -20,6 +20,9 @@ public final class SecretServicePeer: Sendable {
     private let bus: ChildProcess
     private let keyring: ChildProcess
 
+    /// Starts a private D-Bus session bus and gnome-keyring on it, with an unlocked login keyring
+    /// in a scratch home.
+    /// - Throws: when dbus-daemon or gnome-keyring is not installed, or they do not start.
     public init() async throws {
         for tool in ["/usr/bin/dbus-daemon", "/usr/bin/gnome-keyring-daemon", "/usr/bin/dbus-send"] {
             guard FileManager.default.isExecutableFile(atPath: tool) else {

@@ -8,8 +8,11 @@ import Sesame
 /// (`digest_file_auth`) first and Basic second, as squid does when both are configured. squid
 /// removes `Proxy-Authorization` before forwarding. Nothing is cached.
 public final class SquidProxy: Sendable {
+    /// The authentication scheme the proxy asks for.
     public enum Scheme: Sendable {
+        /// Basic only.
         case basic
+        /// Digest MD5 first, Basic second.
         case digestFirst
     }
 
@@ -18,10 +21,14 @@ public final class SquidProxy: Sendable {
     /// The users the proxy accepts.
     public static let users = ["puser": "ppass"]
 
+    /// The loopback port squid listens on.
     public let port: Int
+    /// The scratch folder holding squid's configuration, password files and logs.
     public let prefix: URL
     private let process: ChildProcess
 
+    /// Starts squid asking for `scheme` on a free loopback port and returns once it answers.
+    /// - Throws: when squid or its helpers are not installed, or it does not start.
     public init(scheme: Scheme) async throws {
         let squid = "/usr/sbin/squid"
         guard FileManager.default.isExecutableFile(atPath: squid) else {

@@ -7,6 +7,7 @@ import Foundation
 /// Everything stays on `127.0.0.1`; ``close()`` (or deinit) releases the sockets.
 public final class StalledListener: @unchecked Sendable {
     // @unchecked: the descriptors are set up in init and released once, under `lock`.
+    /// How the listener stalls.
     public enum Mode: Sendable {
         /// `connect(2)` never finishes.
         case neverAccepts
@@ -23,6 +24,7 @@ public final class StalledListener: @unchecked Sendable {
     /// The accept thread closes the listener when it ends (`acceptsAndSaysNothing`).
     private var acceptThreadOwnsListener = false
 
+    /// A listener on a free loopback port that stalls as `mode` says.
     public init(_ mode: Mode) throws {
         let opened = try LoopbackListener.open(backlog: mode == .neverAccepts ? 0 : 16)
         let fd = opened.descriptor

@@ -43,7 +43,7 @@ public final class TestIssuedCertificate: Sendable {
     /// The private key as PKCS#8 PEM encrypted with AES-256-CBC.
     public func encryptedPrivateKeyPEM(password: String) -> String { key.encryptedPEM(password: password) }
 
-    /// The certificate, its intermediates and its key as a Sesame ``Identity``.
+    /// The certificate, its intermediates and its key as a Sesame `Identity`.
     public func identity() throws -> Identity {
         try Identity(certificatePEM: chainPEM, privateKeyPEM: privateKeyPEM)
     }
@@ -53,6 +53,7 @@ public final class TestIssuedCertificate: Sendable {
     ///   - password: the file's password.
     ///   - legacy: `true` for the pre-OpenSSL-3 format (PBE-SHA1-3DES for key and certificates,
     ///     SHA-1 MAC); `false` for OpenSSL 3's default (PBES2/AES-256-CBC, SHA-256 MAC).
+    ///   - friendlyName: the name the file gives the key and certificate (`kSecImportItemLabel`).
     ///   - iterations: the key derivations' iteration count (OpenSSL's default, 2,048, when nil),
     ///     for the MAC, the certificates and the key alike, as `openssl pkcs12 -iter` writes it.
     ///   - claimedMACIterations: writes this iteration count into the MAC without computing it

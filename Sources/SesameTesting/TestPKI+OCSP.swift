@@ -5,9 +5,11 @@ import Foundation
 extension TestPKI {
     /// What a test OCSP response says about a certificate.
     public enum OCSPAnswer: Sendable {
+        /// The certificate is good.
         case good
         /// Revoked at the given time with CRLReason keyCompromise.
         case revoked(at: Date)
+        /// The responder does not know the certificate.
         case unknown
         /// A response with status `tryLater` and no answer at all.
         case tryLater

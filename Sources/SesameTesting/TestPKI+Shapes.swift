@@ -10,6 +10,7 @@ extension TestPKI {
     public struct Shape: Sendable {
         /// RFC 2253 order (most specific first); empty for an empty subject.
         public var subject: String
+        /// The key algorithm of the certificate's key pair.
         public var key: KeyType = .ecdsaP256
         /// Reuses this certificate's key pair (a cross-signed or re-issued CA) instead of a new one.
         public var keyOf: TestIssuedCertificate? = nil
@@ -23,16 +24,21 @@ extension TestPKI {
         public var authorityKeyIdentifier = true
         /// The serial's magnitude, big-endian (nil: 16 random bytes, top bit clear).
         public var serial: [UInt8]? = nil
+        /// Writes the serial as a negative number (which RFC 5280 forbids).
         public var negativeSerial = false
         /// 1, 2 or 3.
         public var version = 3
+        /// The start of the validity period.
         public var notBefore: Date
+        /// The end of the validity period.
         public var notAfter: Date
         /// Writes both times as GeneralizedTime, whatever the year.
         public var generalizedTime = false
         /// The hash the issuer signs with.
         public var signatureDigest: SignatureDigest = .sha256
 
+        /// A version 3 certificate for `subject` valid from `notBefore` to `notAfter`, with a fresh
+        /// ECDSA P-256 key, signed with SHA-256, and no extensions but the key identifiers.
         public init(subject: String, notBefore: Date, notAfter: Date) {
             self.subject = subject
             self.notBefore = notBefore
@@ -42,7 +48,14 @@ extension TestPKI {
 
     /// The hash a certificate's signature is made with.
     public enum SignatureDigest: Sendable {
-        case sha1, sha256, sha384, sha512
+        /// SHA-1, which the web PKI no longer accepts.
+        case sha1
+        /// SHA-256.
+        case sha256
+        /// SHA-384.
+        case sha384
+        /// SHA-512.
+        case sha512
     }
 
     /// A root CA's shape: cA=TRUE and keyCertSign, both critical.

@@ -157,13 +157,17 @@ public final class TestPKI: Sendable {
 
     /// The key algorithms the PKI can generate.
     public enum KeyType: Sendable {
+        /// ECDSA on P-256.
         case ecdsaP256
+        /// ECDSA on P-384.
         case ecdsaP384
+        /// RSA, 2048 bits.
         case rsa2048
         /// As many public roots use (slow to generate: about a second).
         case rsa4096
         /// Weak keys the web PKI refuses, for tests of that rule.
         case ecdsaP224
+        /// RSA, 1024 bits.
         case rsa1024
     }
 
