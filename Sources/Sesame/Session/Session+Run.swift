@@ -58,7 +58,16 @@ extension Session {
                 try Task.checkCancellation()
                 await reader?.discard()
                 reader = nil
-                action = machine.routed(try routing(for: machine))
+                var routing = try routing(for: machine)
+                if machine.wantsBearerToken, let tokenSource {
+                    do {
+                        routing.bearerToken = try await tokenSource.token(for: machine.origin)
+                    } catch {
+                        action = machine.failed(error)
+                        continue
+                    }
+                }
+                action = machine.routed(routing)
             case .send(let exchange):
                 let cookies =
                     machine.request.handlesCookies && configuration.handlesCookies ? configuration.cookieStore : nil
@@ -82,6 +91,21 @@ extension Session {
                 }
             case .ask(let entry, let challenge):
                 action = machine.challengeAnswered(await ask(entry, challenge, task: task))
+            case .refreshToken(let rejected):
+                guard let tokenSource else {
+                    action = machine.failed(SesameError(.internalError, "a token refresh without a token source"))
+                    continue
+                }
+                do {
+                    _ = try await tokenSource.refreshed(
+                        rejecting: rejected.value,
+                        generation: rejected.generation,
+                        for: machine.origin
+                    )
+                    action = machine.tokenRefreshed()
+                } catch {
+                    action = machine.failed(error)
+                }
             case .decideRedirect(let response, let proposed):
                 guard let first = task.delegate ?? delegate else {
                     action = machine.redirectDecided(proposed)

@@ -42,6 +42,8 @@ public final class Session: Sendable {
     let proxyAuthorizations = LockedValue<[ProxyEndpoint: ChallengeResolver.Attempt]>([:])
     /// Client identities chosen per protection space: the first answer holds for the session.
     let chosenIdentities = LockedValue<[ProtectionSpace: Identity?]>([:])
+    /// The Bearer token of ``SessionConfiguration/bearerAuthentication``, if any.
+    let tokenSource: TokenSource?
 
     /// A session with the default configuration and no delegate.
     public static let shared = Session()
@@ -76,6 +78,9 @@ public final class Session: Sendable {
         }
         self.delegatelessHooks = hooks
         self.taskSettings = TaskStateMachine.Settings(configuration)
+        tokenSource = configuration.bearerAuthentication.map { bearer in
+            TokenSource(bearer) { [observer = configuration.eventObserver] event in observer?(event) }
+        }
         pool = ConnectionPool(
             limit: configuration.maximumConnectionsPerHost,
             idleTimeout: configuration.idleTimeout,

@@ -97,6 +97,10 @@ public struct SessionConfiguration: Sendable {
     /// Whether responses' `Set-Cookie` are stored and matching cookies sent (`httpShouldSetCookies`);
     /// a request can opt out on its own with ``HTTPRequest/handlesCookies``.
     public var handlesCookies = true
+    /// Bearer tokens (RFC 6750) for the origins it names, refreshed when a server refuses one: one
+    /// refresh at a time, however many requests wait for it. nil: no token is sent, and a
+    /// `Bearer` challenge goes to the delegates like any scheme Sesame does not answer itself.
+    public var bearerAuthentication: BearerAuthentication?
     /// Whether `.netrc` entries answer challenges (curl's `--netrc`).
     public var usesNetrc = false
     /// The `.netrc` file to read; nil: `$NETRC`, else `~/.netrc`.

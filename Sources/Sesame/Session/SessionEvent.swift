@@ -29,4 +29,11 @@ public enum SessionEvent: Sendable {
     case tunnel(proxy: String, target: String, status: Int)
     /// A credential that worked could not be stored as its persistence asked.
     case credentialNotStored(ProtectionSpace, SesameError)
+    /// The ``TokenAuthenticator`` of ``SessionConfiguration/bearerAuthentication`` made a new
+    /// token after `origin` refused one (or before the first request, when there was none);
+    /// `waiting` requests go on with it.
+    case tokenRefreshed(origin: String, waiting: Int)
+    /// The ``TokenAuthenticator``'s refresh failed: each request that waited for it fails with
+    /// the error, once.
+    case tokenRefreshFailed(origin: String, SesameError)
 }

@@ -23,6 +23,9 @@ struct TaskStateMachine {
         case lookUpCredential(ProtectionSpace)
         /// Call one delegate method about the challenge; answer with ``challengeAnswered(_:)``.
         case ask(DelegateChain.Entry, AuthenticationChallenge)
+        /// The Bearer token sent was refused: get a token other than this one from the session's
+        /// token source; answer with ``tokenRefreshed()`` or ``failed(_:)``.
+        case refreshToken(rejecting: IssuedToken)
         /// Ask the delegates whether to follow this redirect; answer with ``redirectDecided(_:)``.
         case decideRedirect(HTTPResponse, proposed: HTTPRequest)
         /// The redirect is followed with this request: drop the last response's body, make it the
@@ -61,6 +64,9 @@ struct TaskStateMachine {
         /// The credential to send preemptively to the origin (looked up when
         /// ``TaskStateMachine/wantsPreemptiveAttempt`` says so).
         var preemptive: ChallengeResolver.Attempt?
+        /// The session's Bearer token for the origin (looked up when
+        /// ``TaskStateMachine/wantsBearerToken`` says so).
+        var bearerToken: IssuedToken?
     }
 
     /// The configuration's choices for a task.
@@ -69,6 +75,7 @@ struct TaskStateMachine {
         var maximumRedirects: Int
         var origin: AuthHop.Settings
         var proxy: AuthHop.Settings
+        var bearer: BearerAuthentication?
 
         init(_ configuration: SessionConfiguration) {
             followsRedirects = configuration.followsRedirects
@@ -83,6 +90,7 @@ struct TaskStateMachine {
             origin = hop
             proxy = hop
             proxy.methods = configuration.proxyAuthenticationMethods
+            bearer = configuration.bearerAuthentication
         }
     }
 
@@ -100,6 +108,7 @@ struct TaskStateMachine {
         case routing
         case waitingForHead(forwardProxy: ProxyEndpoint?, expectation: DigestAuthorizer.Expectation?)
         case resolving(AuthHop.Party, Received)
+        case refreshingToken
         case decidingRedirect(Received, DigestBodyCheck?)
         case delivering(HTTPResponse)
         case finished
@@ -115,6 +124,10 @@ struct TaskStateMachine {
     private var originHop: AuthHop
     private var proxyHop: AuthHop
     private var effects: [TaskEffect] = []
+    /// The Bearer token the request on the wire carries, if any.
+    private var sentToken: IssuedToken?
+    /// Whether the task has had its one token refresh.
+    private var refreshedToken = false
 
     /// - Parameters:
     ///   - request: the task's request, whose URL is an absolute http or https URL at `origin`.
@@ -154,6 +167,12 @@ struct TaskStateMachine {
     /// out yet, and the request carries no `Authorization` of its own.
     var wantsPreemptiveAttempt: Bool { originHop.wantsKnownAttempt && !request.headers.contains("Authorization") }
 
+    /// Whether the driver should get the session's Bearer token: the origin is one the token goes
+    /// to, and the request carries no `Authorization` of its own.
+    var wantsBearerToken: Bool {
+        settings.bearer?.covers(origin) == true && !request.headers.contains("Authorization")
+    }
+
     /// Whether the driver should look for the credential the session keeps for `proxy`.
     func wantsKnownAttempt(forProxy proxy: ProxyEndpoint) -> Bool { proxyHop.wantsKnownAttempt(forProxy: proxy) }
 
@@ -187,6 +206,11 @@ struct TaskStateMachine {
             if let (value, expected) = try originHop.authorization(for: request, uri: target) {
                 wire.headers.replaceOrAdd(name: "Authorization", value: value)
                 expectation = expected
+            }
+            sentToken = nil
+            if let token = routing.bearerToken, wantsBearerToken, !wire.headers.contains("Authorization") {
+                wire.headers.add(name: "Authorization", value: "Bearer " + token.value)
+                sentToken = token
             }
             state = .waitingForHead(forwardProxy: forwardProxy, expectation: expectation)
         } catch {
@@ -224,6 +248,14 @@ struct TaskStateMachine {
         guard case .resolving(let party, let received) = state else { return impossible("challengeAnswered") }
         let url = request.url
         return proceed(withHop(party) { $0.answered(answer, url: url) }, party, received)
+    }
+
+    /// A token other than the refused one is ready at the session's token source: the request
+    /// goes again.
+    mutating func tokenRefreshed() -> Action {
+        guard case .refreshingToken = state else { return impossible("tokenRefreshed") }
+        state = .routing
+        return .route
     }
 
     /// The delegates' answer to ``Action/decideRedirect(_:proposed:)``: the request to follow, or
@@ -288,6 +320,20 @@ struct TaskStateMachine {
 
     private mutating func askOrigin(_ received: Received) -> Action {
         let challenged = received.response.status == 401
+        if challenged, !received.proxyChallenged, let rejected = sentToken, let bearer = settings.bearer,
+            bearer.authenticator.isTokenFailure(received.response)
+        {
+            // One refresh per task: a server that refuses every token gets its 401 delivered.
+            if !refreshedToken, request.body?.isReplayable ?? true {
+                refreshedToken = true
+                state = .refreshingToken
+                return .refreshToken(rejecting: rejected)
+            }
+            if !refreshedToken {
+                effects.append(.problem("a streamed body cannot be sent again with a new token; the 401 is delivered"))
+            }
+            return settled(received)
+        }
         // Most responses neither challenge nor answer a credential just sent: nothing to resolve.
         guard !received.proxyChallenged, challenged || originHop.attempt != nil else { return settled(received) }
         state = .resolving(.origin, received)

@@ -341,3 +341,91 @@ import Testing
             .get()
     }
 }
+
+/// The Bearer token's part of the journey: sent to the covered origin, one refresh per task after a
+/// token failure, then the 401 delivered.
+@Suite struct TaskStateMachineBearerTests {
+    struct NoTokens: TokenAuthenticator {
+        func currentToken() async throws -> String? { nil }
+        func refreshToken(rejecting rejected: String?) async throws -> String { "new" }
+    }
+
+    static let page = URL(string: "https://h.test/a/page")!
+    static let refused: HTTPHeaders = ["WWW-Authenticate": "Bearer realm=\"api\", error=\"invalid_token\""]
+
+    func machine(covering origins: [String] = ["https://h.test"]) throws -> TaskStateMachine {
+        var configuration = SessionConfiguration.default
+        configuration.bearerAuthentication = try BearerAuthentication(origins: origins, authenticator: NoTokens())
+        let request = HTTPRequest(url: Self.page)
+        return TaskStateMachine(
+            request: request,
+            origin: Origin(request.url)!,
+            target: HTTP1Exchange.target(of: request.url),
+            settings: TaskStateMachine.Settings(configuration),
+            task: SessionTask(request: request, delegate: nil),
+            hasTaskDelegate: false,
+            hasSessionDelegate: false
+        )
+    }
+
+    func routing(_ token: String, _ generation: Int = 0) -> TaskStateMachine.Routing {
+        var routing = TaskStateMachine.Routing(route: .direct)
+        routing.bearerToken = IssuedToken(value: token, generation: generation)
+        return routing
+    }
+
+    func response(_ status: Int, _ headers: HTTPHeaders = [:]) -> HTTPResponse {
+        HTTPResponse(status: status, reason: "", headers: headers, url: Self.page)
+    }
+
+    @Test func aRefusedTokenIsRefreshedOnceThenTheAnswerIsDelivered() throws {
+        var machine = try machine()
+        #expect(machine.wantsBearerToken)
+        _ = machine.start()
+        guard case .send(let first) = machine.routed(routing("old")) else {
+            Issue.record("no send")
+            return
+        }
+        #expect(first.request.headers["Authorization"] == "Bearer old")
+        guard case .refreshToken(let rejected) = machine.responseHead(response(401, Self.refused)) else {
+            Issue.record("no refresh")
+            return
+        }
+        #expect(rejected == IssuedToken(value: "old", generation: 0))
+        guard case .route = machine.tokenRefreshed() else {
+            Issue.record("no route")
+            return
+        }
+        guard case .send(let second) = machine.routed(routing("new", 1)) else {
+            Issue.record("no send")
+            return
+        }
+        #expect(second.request.headers["Authorization"] == "Bearer new")
+        guard case .deliver(let delivered, _) = machine.responseHead(response(401, Self.refused)) else {
+            Issue.record("the second refusal was not delivered")
+            return
+        }
+        #expect(delivered.status == 401)
+    }
+
+    @Test func anotherOriginGetsNoToken() throws {
+        var machine = try machine(covering: ["https://other.test"])
+        #expect(!machine.wantsBearerToken)
+        _ = machine.start()
+        guard case .send(let exchange) = machine.routed(routing("old")) else {
+            Issue.record("no send")
+            return
+        }
+        #expect(exchange.request.headers["Authorization"] == nil)
+    }
+
+    @Test func aRefusalThatIsNotATokenFailureGoesToTheChallengeRules() throws {
+        var machine = try machine()
+        _ = machine.start()
+        _ = machine.routed(routing("old"))
+        let scope: HTTPHeaders = ["WWW-Authenticate": "Bearer realm=\"api\", error=\"insufficient_scope\""]
+        if case .refreshToken = machine.responseHead(response(401, scope)) {
+            Issue.record("insufficient_scope refreshed the token")
+        }
+    }
+}
