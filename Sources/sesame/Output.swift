@@ -105,6 +105,11 @@ enum Usage {
                                      credential was tried is exit code 6
               --basic                send -u as HTTP Basic at once, without waiting for a challenge
               --digest               answer only HTTP Digest challenges
+              --oauth2-bearer TOKEN  send TOKEN as a Bearer token to the URL's origin (no other)
+              --oauth2-refresh CMD   when the origin refuses the token (401, invalid_token), run
+                                     CMD with /bin/sh, the refused token in
+                                     SESAME_REJECTED_TOKEN, and send the request once more with
+                                     the first line it prints (-v shows the refresh)
               --anyauth              answer the strongest scheme the server offers (the default):
                                      Digest SHA-512-256 > SHA-256 > MD5 > Basic
           -n, --netrc                answer challenges from ~/.netrc (or $NETRC)

@@ -44,6 +44,10 @@ enum Verbose {
             lines.append("* CONNECT \(target) via \(proxy): \(status)")
         case .credentialNotStored(let space, let error):
             lines.append("* credential for \(space) not stored: \(error)")
+        case .tokenRefreshed(let origin, let waiting):
+            lines.append("* bearer token for \(origin) refreshed (\(waiting) request\(waiting == 1 ? "" : "s") waited)")
+        case .tokenRefreshFailed(let origin, let error):
+            lines.append("* bearer token refresh for \(origin) failed: \(error)")
         }
         FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
     }

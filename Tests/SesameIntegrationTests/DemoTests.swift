@@ -15,8 +15,8 @@ import Testing
         let names = list.stdout.split(separator: "\n").map { String($0.prefix { $0 != ":" }) }
         #expect(
             Set(names).isSuperset(of: [
-                "basic", "digest", "wrong-password", "server-trust", "pinning", "client-certificate", "proxy",
-                "permanent",
+                "basic", "digest", "wrong-password", "bearer", "server-trust", "pinning", "client-certificate",
+                "proxy", "permanent",
             ])
         )
         let start = ContinuousClock.now

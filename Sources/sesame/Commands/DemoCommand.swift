@@ -23,6 +23,12 @@ enum DemoCommand {
         ) {
             try await DemoPasswordSteps.wrongPassword($0)
         },
+        Step(
+            name: "bearer",
+            summary: "an expired Bearer token refreshed once for 16 refused requests; a failed refresh fails each once"
+        ) {
+            try await DemoBearerSteps.bearer($0)
+        },
         Step(name: "server-trust", summary: "a server-trust decision made asynchronously while the handshake waits") {
             try await DemoTrustSteps.serverTrust($0)
         },

@@ -35,6 +35,8 @@ struct FetchOptions {
     var insecure = false
     var failOnHTTPError = false
     var user: UserOption?
+    var bearerToken: String?
+    var bearerRefreshCommand: String?
     var basicOnly = false
     var digestOnly = false
     var usesNetrc = false
@@ -62,7 +64,7 @@ struct FetchOptions {
         valued: ([
             "-X", "--request", "-H", "--header", "-d", "--data", "--data-binary", "--data-raw", "-o", "--output",
             "--max-redirs", "--connect-timeout", "--expect100-timeout", "-m", "--max-time", "--cacert", "--capath",
-            "--url", "-u", "--user",
+            "--url", "-u", "--user", "--oauth2-bearer", "--oauth2-refresh",
             "--netrc-file", "--credential-store", "--pin-cert", "--pinning-mode", "--pinnedpubkey", "--crl",
             "--crlfile", "--anchors", "-E", "--cert", "--cert-type", "--key", "--pass", "-x", "--proxy", "-U",
             "--proxy-user", "--noproxy", "--data-urlencode", "-F", "--form", "--json", "--charset", "--decode-charset",
@@ -135,6 +137,8 @@ struct FetchOptions {
                 case "-U", "--proxy-user": options.proxyUser = try UserOption(value, option: "-U")
                 case "--noproxy": options.noProxy = value
                 case "-u", "--user": options.user = try UserOption(value)
+                case "--oauth2-bearer": options.bearerToken = value
+                case "--oauth2-refresh": options.bearerRefreshCommand = value
                 case "--netrc-file":
                     options.netrcFile = value
                     options.usesNetrc = true

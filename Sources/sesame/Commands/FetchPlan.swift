@@ -31,6 +31,7 @@ struct FetchPlan {
         configuration.usesNetrc = options.usesNetrc
         configuration.netrcFile = options.netrcFile.map { URL(fileURLWithPath: $0) }
         configuration.httpVersion = options.httpVersion
+        configuration.bearerAuthentication = try FetchBearer.authentication(options, for: request.url)
         let verbose = options.verbose
         configuration.eventObserver = { event in
             authentication.observe(event)
