@@ -13,6 +13,7 @@ symbolgraphs="$(dirname "$dumped")"
 
 scripts/doc-coverage.py "$symbolgraphs" Sesame SesameNetworking SesameAFNetworking SesameTesting
 
+mkdir -p .build/docs
 for module in Sesame SesameTesting; do
     graphs=".build/symbol-graphs/$module"
     rm -rf "$graphs"
