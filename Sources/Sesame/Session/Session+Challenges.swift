@@ -7,12 +7,21 @@ extension Session {
     func automaticCredential(
         for space: ProtectionSpace,
         url: URL
-    ) throws -> (Credential, ChallengeTrace.Responder)? {
+    ) async throws -> (Credential, ChallengeTrace.Responder)? {
         if !space.isProxy, let user = url.user(percentEncoded: false),
             let password = url.password(percentEncoded: false)
         {
             return (Credential(user: user, password: password, persistence: .forSession), .urlUserInfo)
         }
+        guard configuration.credentialStorage != nil || configuration.usesNetrc else { return nil }
+        // The store and `.netrc` may block (a D-Bus call, a file lock): never on the task's thread,
+        // which may be one of Swift's few pool threads or an event loop's.
+        return try await BlockingWorkThreads.credentials.run { [self] in try storedCredential(for: space) }
+    }
+
+    /// The storage's default credential for `space` (or for the password spaces it stands for),
+    /// else a `.netrc` entry. Blocks on the store's I/O.
+    private func storedCredential(for space: ProtectionSpace) throws -> (Credential, ChallengeTrace.Responder)? {
         if let storage = configuration.credentialStorage {
             var candidates = [space]
             if space.authenticationMethod.usesPassword {
@@ -38,7 +47,7 @@ extension Session {
     }
 
     /// Performs what a task's state machine asked for besides its next action.
-    func perform(_ effects: [TaskEffect]) {
+    func perform(_ effects: [TaskEffect]) async {
         for effect in effects {
             switch effect {
             case .trace(let trace):
@@ -46,9 +55,9 @@ extension Session {
             case .problem(let problem):
                 configuration.eventObserver?(.challengeHeaderProblem(problem))
             case .succeeded(let attempt, .origin(let url)):
-                remember(attempt, for: url)
+                await remember(attempt, for: url)
             case .succeeded(let attempt, .proxy(let proxy)):
-                rememberProxy(attempt, for: proxy)
+                await rememberProxy(attempt, for: proxy)
             case .refused(let space, .origin):
                 preemptive.forget(space)
             case .refused(_, .proxy(let proxy)):
@@ -88,17 +97,24 @@ extension Session {
     }
 
     /// A credential worked: keep it per its persistence, and send it preemptively from now on.
-    func remember(_ attempt: ChallengeResolver.Attempt, for url: URL) {
+    func remember(_ attempt: ChallengeResolver.Attempt, for url: URL) async {
         guard attempt.responder != .preemptive else { return }
         preemptive.record(attempt, for: url)
-        store(attempt)
+        await store(attempt)
     }
 
-    /// Keeps a credential that worked in the credential storage, per its persistence.
-    func store(_ attempt: ChallengeResolver.Attempt) {
-        guard let storage = configuration.credentialStorage, attempt.credential.persistence != .none,
+    /// Keeps a credential that worked in the credential storage, per its persistence, on a
+    /// credential thread (the store may block); the task goes on once it is kept.
+    func store(_ attempt: ChallengeResolver.Attempt) async {
+        guard configuration.credentialStorage != nil, attempt.credential.persistence != .none,
             attempt.responder != .storage
         else { return }
+        // `store` reports its own failures: nothing is thrown.
+        _ = try? await BlockingWorkThreads.credentials.run { [self] in storeNow(attempt) }
+    }
+
+    private func storeNow(_ attempt: ChallengeResolver.Attempt) {
+        guard let storage = configuration.credentialStorage else { return }
         do {
             let hasDefault = try storage.defaultCredential(for: attempt.space) != nil
             if hasDefault {
@@ -111,4 +127,10 @@ extension Session {
             configuration.eventObserver?(.credentialNotStored(attempt.space, failure))
         }
     }
+}
+
+extension BlockingWorkThreads {
+    /// Credential-store and `.netrc` reads and writes: a Secret Service call may wait seconds for
+    /// its daemon (an unlock prompt, a minute), so these never share threads with name lookups.
+    static let credentials = BlockingWorkThreads(limit: 2)
 }

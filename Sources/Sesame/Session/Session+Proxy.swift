@@ -105,7 +105,7 @@ extension Session {
             }
             let first = hop.received(response, challenged: response.status == 407, to: request, origin: proxy.origin)
             let step = await settle(first, of: &hop, url: url, task: task)
-            perform(hop.takeEffects())
+            await perform(hop.takeEffects())
             switch step {
             case .retry:
                 await connection.close()
@@ -158,7 +158,7 @@ extension Session {
             switch step {
             case .lookUpCredential(let space):
                 do {
-                    step = hop.credentialFound(try automaticCredential(for: space, url: url), url: url)
+                    step = hop.credentialFound(try await automaticCredential(for: space, url: url), url: url)
                 } catch {
                     return .fail(error as? SesameError ?? SesameError(.credentialStoreFailed, "\(error)"))
                 }
@@ -172,7 +172,7 @@ extension Session {
 
     /// A proxy credential worked: send it with later requests through the proxy, and store it as
     /// its persistence asks.
-    func rememberProxy(_ attempt: ChallengeResolver.Attempt, for proxy: ProxyEndpoint) {
+    func rememberProxy(_ attempt: ChallengeResolver.Attempt, for proxy: ProxyEndpoint) async {
         guard attempt.credential.persistence != .none, attempt.responder != .preemptive else { return }
         let later = ChallengeResolver.Attempt(
             space: attempt.space,
@@ -181,7 +181,7 @@ extension Session {
             authorizer: attempt.authorizer
         )
         proxyAuthorizations.withLock { $0[proxy] = later }
-        store(attempt)
+        await store(attempt)
     }
 
     /// A proxy refused what was sent without asking: stop sending it.

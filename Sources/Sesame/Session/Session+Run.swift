@@ -49,7 +49,7 @@ extension Session {
         var reader: (any ResponseReader)?
         var action = machine.start()
         while true {
-            perform(machine.takeEffects())
+            await perform(machine.takeEffects())
             switch action {
             case .followRedirect(let next):
                 task.update(request: next)
@@ -85,7 +85,9 @@ extension Session {
                 action = machine.responseHead(response)
             case .lookUpCredential(let space):
                 do {
-                    action = machine.credentialFound(try automaticCredential(for: space, url: machine.request.url))
+                    action = machine.credentialFound(
+                        try await automaticCredential(for: space, url: machine.request.url)
+                    )
                 } catch {
                     action = machine.failed(error as? SesameError ?? SesameError(.credentialStoreFailed, "\(error)"))
                 }

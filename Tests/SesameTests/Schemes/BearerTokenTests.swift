@@ -13,13 +13,21 @@ import Testing
     final class Authenticator: TokenAuthenticator {
         let gate: BearerTokenGate
         let initial: String?
+        let refusals: ArrivalCounter?
         let refusalsBeforeRefresh: Int
         let fails: Bool
         let refreshes = Recorder<String?>()
 
-        init(gate: BearerTokenGate, initial: String?, refusalsBeforeRefresh: Int = 0, fails: Bool = false) {
+        init(
+            gate: BearerTokenGate,
+            initial: String?,
+            refusals: ArrivalCounter? = nil,
+            refusalsBeforeRefresh: Int = 0,
+            fails: Bool = false
+        ) {
             self.gate = gate
             self.initial = initial
+            self.refusals = refusals
             self.refusalsBeforeRefresh = refusalsBeforeRefresh
             self.fails = fails
         }
@@ -28,9 +36,7 @@ import Testing
 
         func refreshToken(rejecting rejected: String?) async throws -> String {
             refreshes.append(rejected)
-            for _ in 0..<1000 where gate.refusedCount < refusalsBeforeRefresh {
-                try await Task.sleep(for: .milliseconds(10))
-            }
+            if let refusals { _ = await refusals.reached(refusalsBeforeRefresh, within: .seconds(10)) }
             if fails { throw TokenEndpointError() }
             return gate.issue()
         }
@@ -42,13 +48,16 @@ import Testing
 
     /// A plain-HTTP server behind `gate`; each connection holds its answer until `barrier`
     /// requests have arrived, so that a burst reaches the server before any answer does.
-    func server(_ gate: BearerTokenGate, barrier: Int = 0) throws -> LocalServer {
-        let arrived = LockedValue(0)
+    /// `refusals` counts the 401s it sends.
+    func server(_ gate: BearerTokenGate, barrier: Int = 0, refusals: ArrivalCounter? = nil) throws -> LocalServer {
+        let arrived = ArrivalCounter()
         var configuration = LocalServer.Configuration.plainHTTP
         configuration.handler = { request in
-            arrived.withLock { $0 += 1 }
-            for _ in 0..<1000 where arrived.withLock({ $0 }) < barrier { usleep(10_000) }
-            return gate.check(request) ?? .text("hello")
+            arrived.arrive()
+            _ = arrived.waitOnThread(until: barrier, within: .seconds(10))
+            guard let refusal = gate.check(request) else { return .text("hello") }
+            refusals?.arrive()
+            return refusal
         }
         return try LocalServer(configuration)
     }
@@ -78,9 +87,10 @@ import Testing
         let gate = BearerTokenGate(realm: "api")
         let expired = gate.issue()
         gate.expire()
-        let origin = try server(gate, barrier: 64)
+        let refusals = ArrivalCounter()
+        let origin = try server(gate, barrier: 64, refusals: refusals)
         defer { origin.shutdown() }
-        let authenticator = Authenticator(gate: gate, initial: expired, refusalsBeforeRefresh: 64)
+        let authenticator = Authenticator(gate: gate, initial: expired, refusals: refusals, refusalsBeforeRefresh: 64)
         let events = Recorder<SessionEvent>()
         let session = try session(for: origin, authenticator, events: events)
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
@@ -105,9 +115,16 @@ import Testing
         let gate = BearerTokenGate(realm: "api")
         let expired = gate.issue()
         gate.expire()
-        let origin = try server(gate, barrier: 64)
+        let refusals = ArrivalCounter()
+        let origin = try server(gate, barrier: 64, refusals: refusals)
         defer { origin.shutdown() }
-        let authenticator = Authenticator(gate: gate, initial: expired, refusalsBeforeRefresh: 64, fails: true)
+        let authenticator = Authenticator(
+            gate: gate,
+            initial: expired,
+            refusals: refusals,
+            refusalsBeforeRefresh: 64,
+            fails: true
+        )
         let events = Recorder<SessionEvent>()
         let session = try session(for: origin, authenticator, events: events)
         let failures = await withTaskGroup(of: SesameError?.self) { group in

@@ -71,6 +71,14 @@ final class BlockingWorkThreads: @unchecked Sendable {
         for item in orphaned { item() }
     }
 
+    /// Runs `body` on one of the pool's threads and returns what it returned or threw; the
+    /// calling task is suspended meanwhile and holds no thread.
+    func run<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+        try await withCheckedThrowingContinuation { continuation in
+            submit { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
     /// How many threads were started, and how many of them wait for work now.
     var threadCounts: (started: Int, waiting: Int) {
         pthread_mutex_lock(mutex)
