@@ -132,5 +132,6 @@ extension Session {
 extension BlockingWorkThreads {
     /// Credential-store and `.netrc` reads and writes: a Secret Service call may wait seconds for
     /// its daemon (an unlock prompt, a minute), so these never share threads with name lookups.
-    static let credentials = BlockingWorkThreads(limit: 2)
+    /// Four at a time, so that one store waiting for its daemon does not hold up every lookup.
+    static let credentials = BlockingWorkThreads(limit: 4)
 }
