@@ -27,6 +27,9 @@ scripts/docs.sh
 echo "== documentation samples, compiled as printed"
 scripts/doc-samples.sh
 
+echo "== a program importing only Sesame loads no Foundation or ICU"
+scripts/footprint-check.sh
+
 # The soak test measures its process's descriptors and memory, so it runs in a process of its own
 # (SESAME_SOAK_REQUESTS turns it on and sets the count): 20,000 requests under each.
 echo "== tests under ThreadSanitizer"

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A value behind a `pthread_mutex_t` (`package`: shared with SesameTesting, not with users).
 ///

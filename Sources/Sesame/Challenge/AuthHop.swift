@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// One party that can challenge a task, with everything about its authentication: the origin
 /// server (401, `WWW-Authenticate`, `Authorization`) or a forwarding proxy (407,

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A password the caller wrote into a URL, the request's own or a proxy's: consent to send that
 /// password readable on the wire (Basic over `http`) to that server or proxy, and to nothing else.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Protection spaces that already accepted a credential in this session, by origin and path, so
 /// later requests send it before being challenged (one round trip instead of two).

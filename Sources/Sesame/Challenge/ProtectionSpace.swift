@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Where a credential applies: a server (or proxy), its port and protocol, a realm, and how it
 /// authenticates (`NSURLProtectionSpace`).

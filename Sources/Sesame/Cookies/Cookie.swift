@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// One cookie as stored (RFC 6265 section 5.3): set by a server's `Set-Cookie`, sent back in
 /// `Cookie` to the hosts and paths it covers.

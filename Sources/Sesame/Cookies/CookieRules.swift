@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// RFC 6265 section 5.1: canonical hosts, domain and path matching, the default path.
 enum CookieRules {

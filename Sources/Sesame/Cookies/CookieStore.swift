@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Cookies kept per RFC 6265, in memory (thread-safe), with curl's Netscape cookie files to load
 /// and save.

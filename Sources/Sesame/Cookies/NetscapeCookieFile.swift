@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// curl's cookie files (the Netscape format): one cookie per line, seven tab-separated fields —
 /// domain, include-subdomains, path, secure, expiry (Unix time, 0 for a session cookie), name,

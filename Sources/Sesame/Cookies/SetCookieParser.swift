@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// RFC 6265 section 5.2 (parsing a `Set-Cookie` field) and 5.3 (what is stored for a request URL).
 enum SetCookieParser {
@@ -18,8 +19,8 @@ enum SetCookieParser {
         guard !parts.isEmpty else { return nil }
         let pair = parts.removeFirst()
         guard let equals = pair.firstIndex(of: "=") else { return nil }
-        let name = pair[..<equals].trimmingCharacters(in: .whitespaces)
-        var value = pair[pair.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+        let name = pair[..<equals].trimmingWhitespace()
+        var value = pair[pair.index(after: equals)...].trimmingWhitespace()
         if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
             value = String(value.dropFirst().dropLast())
         }
@@ -39,10 +40,10 @@ enum SetCookieParser {
         for attribute in parts {
             let (key, attributeValue): (String, String)
             if let equals = attribute.firstIndex(of: "=") {
-                key = attribute[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
-                attributeValue = attribute[attribute.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+                key = attribute[..<equals].trimmingWhitespace().lowercased()
+                attributeValue = attribute[attribute.index(after: equals)...].trimmingWhitespace()
             } else {
-                key = attribute.trimmingCharacters(in: .whitespaces).lowercased()
+                key = attribute.trimmingWhitespace().lowercased()
                 attributeValue = ""
             }
             switch key {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Where credentials are kept between challenges (`URLCredentialStorage`).
 ///

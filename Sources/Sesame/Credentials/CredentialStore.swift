@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A password kept by a ``CredentialStore`` for a protection space.
 public struct StoredCredential: Sendable, Hashable, CustomStringConvertible {

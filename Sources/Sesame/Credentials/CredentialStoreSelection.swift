@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// How a ``CredentialStorage`` finds its persistent store: none, a given one, or, for the shared
 /// storage, the Secret Service when one answers and the file otherwise, chosen on first use.

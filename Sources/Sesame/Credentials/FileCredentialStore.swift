@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The file behind `.permanent` credentials (DESIGN section 6): a versioned JSON document, mode
 /// 0600 in a 0700 directory, replaced atomically (temporary file, fsync, rename) while an advisory
@@ -81,7 +82,7 @@ public struct FileCredentialStore: CredentialStore {
         if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") {
             return "\(data)/sesame/credentials.json"
         }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? UserHome.path
         return "\(home)/.local/share/sesame/credentials.json"
     }
 

@@ -1,6 +1,7 @@
 internal import COpenSSL
 internal import CSesameShims
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A client identity: a certificate, the private key that belongs to it, and the intermediate
 /// certificates to send with it (the `SecIdentity` analogue).

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A parsed `.netrc` file (the format of ftp(1) and curl): `machine`, `default`, `login`,
 /// `password`, `account` and `macdef` (skipped), tokens separated by white space, optionally in
@@ -22,7 +23,7 @@ public struct Netrc: Sendable {
     public static var defaultURL: URL {
         let environment = ProcessInfo.processInfo.environment
         if let path = environment["NETRC"], !path.isEmpty { return URL(fileURLWithPath: path) }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? UserHome.path
         return URL(fileURLWithPath: home).appendingPathComponent(".netrc")
     }
 

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Announces changes to a store's permanent entries made by any process, for stores that signal
 /// them (``CredentialStore/externalChanges``): on each signal the entries are read again and

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A document a store file holds: a format name and version, and its records.
 protocol StoreFileDocument: Codable, Sendable {
@@ -22,7 +23,7 @@ struct StoreFile<Document: StoreFileDocument> {
 
     var lockPath: String { path + ".lock" }
     /// The folder the file, its lock and its temporary files are in.
-    var folder: String { (path as NSString).deletingLastPathComponent }
+    var folder: String { PathText.deletingLastComponent(path) }
 
     /// The document on disk (empty when the file does not exist yet).
     func read() throws(SesameError) -> Document {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A secret a ``CredentialStore`` keeps beside its protection-space passwords, for callers
 /// that keep other things in the same place: SesameNetworking's Keychain Services keep generic

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Durable replacement, private folders and locks with plain system calls: every error keeps its
 /// errno. (Reading is ``UserFile``'s.)
@@ -7,9 +8,9 @@ package enum PosixFile {
     /// `mode`), written and fsynced, renamed over the old one, then the directory fsynced. A crash
     /// at any point leaves either the old file or the new one.
     package static func replace(_ path: String, with bytes: [UInt8], mode: mode_t) throws(PosixFileError) {
-        let parent = (path as NSString).deletingLastPathComponent
+        let parent = PathText.deletingLastComponent(path)
         let directory = parent.isEmpty ? "." : parent  // a bare file name is in the current directory
-        let name = (path as NSString).lastPathComponent
+        let name = PathText.lastComponent(path)
         let temporary = "\(directory)/.\(name).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard fd >= 0 else { throw PosixFileError(operation: "create", path: temporary, code: errno) }

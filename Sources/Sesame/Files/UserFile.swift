@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Reads the files a user or a configuration names: certificates, keys, CRLs, `.netrc`, cookie
 /// files, the credential store, request data.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// curl's `no_proxy` list: hosts that are reached directly.
 ///
@@ -14,12 +15,12 @@ public struct NoProxyList: Hashable, Sendable {
     /// The list in curl's `NO_PROXY` syntax: host names, domains and addresses separated by commas
     /// or white space; `*` alone matches every host.
     public init(_ text: String) {
-        entries = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        entries = text.split(separator: ",").map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
     }
 
     /// The list of these entries, each in the syntax of one `NO_PROXY` item.
     public init(entries: [String]) {
-        self.entries = entries.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        self.entries = entries.map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
     }
 
     /// True when `host` must not go through a proxy.

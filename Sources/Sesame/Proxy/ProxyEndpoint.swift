@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A proxy to send requests through: `http://` (plain) or `https://` (TLS to the proxy itself).
 public struct ProxyEndpoint: Hashable, Sendable, CustomStringConvertible {
@@ -14,7 +15,7 @@ public struct ProxyEndpoint: Hashable, Sendable, CustomStringConvertible {
     /// User and password in the URL are returned as the proxy's credential.
     /// - Throws: ``SesameError/Code/invalidArgument`` naming the problem (SOCKS is not supported).
     public static func parse(_ text: String) throws -> (endpoint: ProxyEndpoint, credential: Credential?) {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = text.trimmingWhitespace()
         let withScheme = trimmed.contains("://") ? trimmed : "http://" + trimmed
         guard let components = URLComponents(string: withScheme), let scheme = components.scheme?.lowercased(),
             let host = components.host, !host.isEmpty
@@ -39,10 +40,10 @@ public struct ProxyEndpoint: Hashable, Sendable, CustomStringConvertible {
             port: components.port ?? (scheme == "https" ? 443 : 1080)
         )
         var credential: Credential? = nil
-        if let user = components.user?.removingPercentEncoding, !user.isEmpty {
+        if let user = components.user?.percentDecoded(), !user.isEmpty {
             credential = Credential(
                 user: user,
-                password: components.password?.removingPercentEncoding ?? "",
+                password: components.password?.percentDecoded() ?? "",
                 persistence: .forSession
             )
         }
@@ -69,7 +70,7 @@ public struct ProxyEndpoint: Hashable, Sendable, CustomStringConvertible {
 
     private static func redacted(_ text: String) -> String {
         guard let at = text.lastIndex(of: "@") else { return text }
-        let start = text.range(of: "://")?.upperBound ?? text.startIndex
+        let start = text.firstRange(of: "://")?.upperBound ?? text.startIndex
         return String(text[..<start]) + "(credentials)" + String(text[at...])
     }
 }

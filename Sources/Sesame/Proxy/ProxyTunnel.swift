@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The `CONNECT` exchange (RFC 9110 9.3.6) on a fresh connection to a proxy.
 enum ProxyTunnel {

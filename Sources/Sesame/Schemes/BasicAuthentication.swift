@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// HTTP Basic (RFC 7617): `Basic base64(user ":" password)`, always in UTF-8 (the only charset
 /// RFC 7617 lets a server ask for, and what nginx and Apache compare byte for byte).

@@ -1,5 +1,6 @@
 internal import COpenSSL
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A Digest `algorithm` (RFC 7616 section 3.3): MD5, SHA-256 or SHA-512-256 (the FIPS 180-4
 /// SHA-512/256, not a truncated SHA-512), each optionally `-sess`.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Computes `Authorization: Digest ...` values for one protection space and credential (RFC 7616),
 /// request after request: the nonce count goes up by one each time, a `nextnonce` or a stale
@@ -192,7 +193,7 @@ final class DigestAuthorizer: Sendable {
             let isAlphanumeric =
                 (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
             return isAlphanumeric || allowed.contains(byte)
-                ? String(UnicodeScalar(byte)) : String(format: "%%%02X", byte)
+                ? String(UnicodeScalar(byte)) : HexDigits.percentEscape(byte)
         }.joined()
     }
 }

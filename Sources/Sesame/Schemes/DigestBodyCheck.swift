@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The `rspauth` check of an `auth-int` response, which covers the response body: the body is
 /// hashed as it streams past, and checked at its end.

@@ -35,7 +35,7 @@ public struct DigestChallenge: Sendable, Hashable {
         algorithm = DigestAlgorithm(algorithmName ?? "MD5")
         qopOptions =
             challenge.parameter("qop")?.split(separator: ",").map {
-                $0.trimmingCharacters(in: .whitespaces).lowercased()
+                $0.trimmingWhitespace().lowercased()
             }
             .filter { !$0.isEmpty } ?? []
         userhash = challenge.parameter("userhash")?.lowercased() == "true"

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Supplies the Bearer tokens (RFC 6750) a session sends to the origins of a
 /// ``BearerAuthentication``, and replaces one a server refuses.

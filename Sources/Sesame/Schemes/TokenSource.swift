@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A token as a request carries it: with the number of refreshes that had ended when it was
 /// handed out, so that a refusal that crossed a refresh is answered by that refresh's outcome.

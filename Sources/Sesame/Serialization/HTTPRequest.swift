@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// An HTTP request: method, URL, header fields and an optional body.
 public struct HTTPRequest: Sendable {
@@ -85,8 +86,9 @@ public enum HTTPBody: Sendable {
         switch self {
         case .data(let data): return data.count
         case .file(let url):
-            let attributes = try? FileManager.default.attributesOfItem(atPath: url.path)
-            return (attributes?[.size] as? NSNumber)?.intValue
+            var status = stat()
+            guard stat(url.path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+            return Int(status.st_size)
         case .stream(let length, _): return length
         case .segments(let segments):
             var total = 0

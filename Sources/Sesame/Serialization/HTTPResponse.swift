@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// An HTTP response head.
 public struct HTTPResponse: Sendable, CustomStringConvertible {

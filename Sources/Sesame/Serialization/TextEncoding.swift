@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A character encoding for request parameters and response text, by its IANA name (the
 /// `charset` of a Content-Type), converted strictly through the C library's `iconv`.
@@ -56,7 +57,7 @@ public struct TextEncoding: Hashable, Sendable, CustomStringConvertible {
     /// other name `iconv` accepts (ISO-8859-5, KOI8-R, windows-1251, ...).
     /// - Throws: ``SesameError/Code/invalidArgument`` for a name nothing knows.
     public init(ianaName: String) throws {
-        let trimmed = ianaName.trimmingCharacters(in: CharacterSet(charactersIn: " \t\"'"))
+        let trimmed = ianaName.trimming([" ", "\t", "\"", "'"])
         let lowered = trimmed.lowercased()
         if let known = Self.known.first(where: { $0.name.lowercased() == lowered }) ?? Self.aliases[lowered] {
             self = known
@@ -124,7 +125,7 @@ public struct TextEncoding: Hashable, Sendable, CustomStringConvertible {
         } catch let failure as ConversionFailure {
             let what = failure.incomplete ? "ends in the middle of a character" : "is not valid"
             let shown = bytes[failure.offset..<min(bytes.count, failure.offset + 4)]
-                .map { String(format: "%02X", $0) }.joined(separator: " ")
+                .map { HexDigits.upper($0) }.joined(separator: " ")
             throw SesameError(
                 .textDecodingFailed,
                 "the text \(what) \(name) at byte \(failure.offset) of \(bytes.count) (\(shown))"

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// What a redirect response turns the request into (RFC 9110 section 15.4), with credentials
 /// removed whenever the origin changes.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension Session {
     /// A credential for `space` found without asking: the request URL's user info, the storage's

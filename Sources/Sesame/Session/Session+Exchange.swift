@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension Session {
     /// One exchange, over HTTP/2 or HTTP/1.1 as the configuration and the origin allow. Sent

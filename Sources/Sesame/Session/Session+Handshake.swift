@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension Session {
     /// The handshake hooks for a connection opened for `task`: the configuration's own, and where

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension Session {
     /// Opens a connection for a pool key: straight to the origin, to a forwarding proxy, or

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension Session {
     /// Runs `task` to its final response, following redirects, and streams the body into `sink`.

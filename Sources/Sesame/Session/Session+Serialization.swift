@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension Session {
     /// Sends `request` and turns the response into a value with `serializer` (AFNetworking's

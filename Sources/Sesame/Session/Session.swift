@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Makes HTTP requests (the `URLSession` analogue) over Sesame's own transport: keep-alive
 /// connection reuse, redirects, decoding, timeouts, cancellation, and the TLS decisions of
@@ -173,29 +174,29 @@ public final class Session: Sendable {
         guard fd >= 0 else {
             throw SesameError(.fileUnreadable, "cannot write '\(written.path)': \(errnoText())")
         }
-        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+        let handle = WritableFile(descriptor: fd, path: written.path)
         let task = SessionTask(request: request, delegate: delegate)
         task.markRunning()
         do {
             var received: Int64 = 0
             let response = try await run(task) { chunk in
-                try handle.write(contentsOf: chunk)
+                try handle.write(chunk)
                 received += Int64(chunk.count)
                 progress?(received, task.response?.expectedContentLength.map(Int64.init))
             }
             guard replaces else {
-                try? handle.close()
+                handle.close()
                 return response
             }
             try handle.synchronize()
-            try handle.close()
+            handle.close()
             // rename(2) replaces an existing file atomically: the destination is never half written.
             guard rename(written.path, destination.path) == 0 else {
                 throw SesameError(.fileUnreadable, "cannot move the download to '\(destination.path)': \(errnoText())")
             }
             return response
         } catch {
-            try? handle.close()
+            handle.close()
             if replaces { unlink(written.path) }
             throw error
         }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// How a ``Session`` makes requests.
 public struct SessionConfiguration: Sendable {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// What to do with a response whose head has arrived.
 public enum ResponseDisposition: Sendable {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// What happened on the wire for a task, for tools and logs (`sesame -v` prints these).
 ///

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// One request's life in a ``Session``: created by the task methods, started with ``resume()``
 /// (the async methods start it themselves), cancellable at any point.

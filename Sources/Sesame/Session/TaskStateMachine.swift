@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// One task's journey from its first request to its final response, as a value-type state
 /// machine (the shape of async-http-client's `HTTPRequestStateMachine` and `RedirectState`): events

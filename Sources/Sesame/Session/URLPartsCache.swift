@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The origin and origin-form request target of the URL a session requested last.
 ///

@@ -1,6 +1,7 @@
 internal import COpenSSL
 internal import CSesameShims
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The result of evaluating a certificate chain.
 public struct TrustEvaluationResult: Sendable, CustomStringConvertible {

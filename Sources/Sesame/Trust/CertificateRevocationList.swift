@@ -1,6 +1,7 @@
 internal import COpenSSL
 internal import CSesameShims
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A certificate revocation list supplied by the caller (Sesame never fetches one from the
 /// network). Given to an evaluation, it makes a certificate it lists fail as revoked; with CRLs
@@ -43,7 +44,7 @@ public struct CertificateRevocationList: Sendable, Hashable {
     ///   follow the CRL.
     public static func parseAll(_ bytes: Data, source: String = "CRL") throws -> [CertificateRevocationList] {
         defer { _ = OpenSSLErrorStack.drain() }
-        let isPEM = bytes.range(of: Data("-----BEGIN ".utf8)) != nil
+        let isPEM = bytes.firstRange(of: Array("-----BEGIN ".utf8)) != nil
         let crls = try bytes.withUnsafeBytes { raw -> [CertificateRevocationList] in
             guard let base = raw.baseAddress, raw.count > 0 else { return [] }
             guard isPEM else {

@@ -1,6 +1,7 @@
 internal import COpenSSL
 internal import CSesameShims
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// An X.500 distinguished name (a certificate's subject or issuer, or one of the CA names a
 /// server lists when it asks for a client certificate).
@@ -38,7 +39,7 @@ public struct DistinguishedName: Hashable, Sendable, CustomStringConvertible {
     public func firstValue(of attribute: String) -> String? {
         for component in Self.components(of: description) {
             let parts = component.split(separator: "=", maxSplits: 1)
-            if parts.count == 2, parts[0].caseInsensitiveCompare(attribute) == .orderedSame {
+            if parts.count == 2, parts[0].lowercased() == attribute.lowercased() {
                 return String(parts[1])
             }
         }
@@ -49,7 +50,7 @@ public struct DistinguishedName: Hashable, Sendable, CustomStringConvertible {
     public func values(of attribute: String) -> [String] {
         Self.components(of: description).compactMap { component in
             let parts = component.split(separator: "=", maxSplits: 1)
-            guard parts.count == 2, parts[0].caseInsensitiveCompare(attribute) == .orderedSame else { return nil }
+            guard parts.count == 2, parts[0].lowercased() == attribute.lowercased() else { return nil }
             return String(parts[1])
         }
     }

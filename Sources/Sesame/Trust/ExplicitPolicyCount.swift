@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// RFC 5280 §6.1 for a path whose valid policy tree is empty from some certificate on because that
 /// certificate carries policyConstraints but no certificatePolicies (§6.1.3 (e)).

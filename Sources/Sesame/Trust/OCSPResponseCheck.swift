@@ -1,6 +1,7 @@
 internal import COpenSSL
 internal import CSesameShims
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Verifies a DER OCSP response for a leaf certificate and reads its status.
 ///

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// What a verified OCSP response (RFC 6960) says about one certificate: the answer a server
 /// staples to its handshake (RFC 6066 `status_request`), or one handed to

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A subject public key, identified by its DER `SubjectPublicKeyInfo`.
 ///
@@ -31,7 +32,7 @@ extension PublicKey {
     /// A pin in Sesame's `sha256/BASE64` form, from that form or curl's `sha256//BASE64`; nil when
     /// it is neither (a base64 text may itself start with "/", so the length decides).
     public static func normalizedPin(_ text: String) -> String? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = text.trimmingWhitespace()
         for prefix in ["sha256/", "sha256//"] where trimmed.hasPrefix(prefix) {
             let base64 = String(trimmed.dropFirst(prefix.count))
             if Data(base64Encoded: base64)?.count == 32 { return "sha256/" + base64 }

@@ -1,6 +1,7 @@
 internal import COpenSSL
 internal import CSesameShims
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A public key's algorithm, and its bytes without the SubjectPublicKeyInfo wrapping: the form
 /// Apple's `SecKeyCopyExternalRepresentation` gives and `SecKeyCreateWithData` takes.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The Public Suffix List, read once from Debian's `publicsuffix` package
 /// (`/usr/share/publicsuffix/public_suffix_list.dat`), with its two sections kept apart:

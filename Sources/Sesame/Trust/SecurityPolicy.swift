@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// AFNetworking's `AFSecurityPolicy`, made safe: validate the server's chain (against the
 /// configured roots, or the pinned certificates as anchors in certificate mode), check the domain,
@@ -53,7 +54,7 @@ public struct SecurityPolicy: Sendable {
         }
         var result = Set<Certificate>()
         for name in names.sorted()
-        where ["cer", "der", "crt", "pem"].contains((name as NSString).pathExtension.lowercased()) {
+        where ["cer", "der", "crt", "pem"].contains(PathText.pathExtension(name).lowercased()) {
             result.formUnion(try Certificate.load(contentsOf: directory.appendingPathComponent(name).path))
         }
         return result

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A server's certificate chain for one connection, and what to evaluate it against (the
 /// `SecTrust` analogue): handed to a server-trust challenge while the TLS handshake waits.

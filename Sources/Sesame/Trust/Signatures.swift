@@ -1,6 +1,7 @@
 internal import COpenSSL
 internal import CSesameShims
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A signature scheme: what request-signing code asks of an identity's key (Apple's
 /// `SecKeyAlgorithm` signature values map onto these).

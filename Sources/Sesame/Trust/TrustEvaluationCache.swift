@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Successful default evaluations by (host, chain), for one set of trust roots (a TLS context): a
 /// new connection to a server already judged does not pay for chain building again. An entry lasts

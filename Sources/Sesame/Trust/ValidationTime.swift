@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// RFC 3339 times for a validation time (`sesame trust evaluate --at`, test vectors): a date and
 /// a time with seconds, an optional fraction of a second (kept; validation happens in its whole

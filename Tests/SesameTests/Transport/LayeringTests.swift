@@ -84,6 +84,20 @@ import Testing
     }
 
     /// One concept per file, and no transport file over 300 lines (issue 21).
+    /// Issue 46: a program that imports only Sesame loads no libFoundation and no ICU, so the
+    /// module imports FoundationEssentials (and Glibc, Dispatch) only. scripts/footprint-check.sh
+    /// checks the linked program with ldd.
+    @Test func noSesameFileImportsFoundation() throws {
+        let found = try Self.swiftFiles(in: "").filter { file in
+            let text = try String(contentsOf: file, encoding: .utf8)
+            return text.split(separator: "\n").contains {
+                $0 == "import Foundation" || $0 == "import FoundationNetworking"
+                    || $0 == "import FoundationInternationalization"
+            }
+        }
+        #expect(found.map(\.lastPathComponent).isEmpty)
+    }
+
     @Test func noTransportFileIsOver300Lines() throws {
         var long: [String] = []
         for file in try Self.swiftFiles(in: "Transport") {

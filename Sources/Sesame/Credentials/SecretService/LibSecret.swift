@@ -1,5 +1,6 @@
 internal import CSesameShims
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// libsecret and the GLib functions Sesame calls with it, loaded at run time (`dlopen`), so Sesame
 /// builds and runs where libsecret is not installed. Loaded once per process; the table is

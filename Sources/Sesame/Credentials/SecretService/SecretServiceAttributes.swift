@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// How a protection space and a user become Secret Service attributes under Sesame's schema, how
 /// they are read back, and which items of libsecret's network-password schema

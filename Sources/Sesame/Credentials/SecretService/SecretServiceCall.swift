@@ -1,5 +1,6 @@
 internal import CSesameShims
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// One bounded libsecret call: a `GCancellable` that a timer cancels after `timeout`, and the
 /// call's `GError` turned into a ``SesameError`` with its cause (locked, no provider, timed out).

@@ -1,5 +1,6 @@
 internal import CSesameShims
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// `.permanent` passwords in the freedesktop Secret Service (GNOME Keyring, KeePassXC), as Apple
 /// keeps them in the keychain: encrypted at rest, unlocked with the user's login, shared with

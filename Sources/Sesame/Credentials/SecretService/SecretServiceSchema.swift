@@ -1,5 +1,6 @@
 internal import CSesameShims
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The two libsecret schemas Sesame uses, built once and kept for the life of the process (libsecret
 /// reads them on every call).

@@ -1,5 +1,7 @@
 internal import CSesameShims
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 
 /// Watches the Secret Service's collections for items created, deleted or changed by any process
 /// (`org.freedesktop.Secret.Collection`'s `ItemCreated`, `ItemDeleted`, `ItemChanged` signals),
@@ -22,9 +24,9 @@ final class SecretServiceWatcher: @unchecked Sendable {
         let functions = try Functions(handle: library.handle)
         let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let watcher = SecretServiceWatcher(functions: functions, library: library, continuation: continuation)
-        let thread = Thread { watcher.run() }
-        thread.name = "sesame-secret-service-watcher"
-        thread.start()
+        guard DetachedThread.start({ watcher.run() }) else {
+            throw SesameError(.credentialStoreUnavailable, "no thread could be started to watch the Secret Service")
+        }
         watcher.ready.wait()
         if let error = watcher.startError { throw error }
         return (watcher, stream)

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// `application/x-www-form-urlencoded` and query strings with AFNetworking's rules: dictionary
 /// keys sorted, nested as `key[sub]`, arrays as `key[]`, a null value as the bare key; every byte
@@ -56,7 +57,7 @@ extension TextEncoding {
             if kept.contains(byte) {
                 result.unicodeScalars.append(Unicode.Scalar(byte))
             } else {
-                result += String(format: "%%%02X", byte)
+                result += HexDigits.percentEscape(byte)
             }
         }
         return result

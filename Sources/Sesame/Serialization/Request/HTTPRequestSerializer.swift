@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Makes requests from a method, a URL and parameters (AFNetworking's request serializers).
 public protocol RequestSerializing: Sendable {
@@ -125,8 +126,8 @@ public struct HTTPRequestSerializer: RequestSerializing {
     static func acceptLanguage(_ languages: [String]) -> String {
         let chosen = languages.isEmpty ? ["en"] : Array(languages.prefix(6))
         return chosen.enumerated().map { index, language in
-            let q = 1.0 - Double(index) * 0.1
-            return index == 0 ? language : "\(language);q=\(String(format: "%.1f", q))"
+            // q = 1.0 - 0.1 × index, in tenths: 0.9 to 0.5.
+            index == 0 ? language : "\(language);q=0.\(10 - index)"
         }.joined(separator: ", ")
     }
 }
@@ -137,7 +138,7 @@ public struct JSONRequestSerializer: RequestSerializing {
     /// Headers, query encoding, timeout, cache policy and cookies, as for form requests.
     public var base = HTTPRequestSerializer()
     /// Pretty-printing and the like; keys are always sorted, so bodies are reproducible.
-    public var writingOptions: JSONSerialization.WritingOptions = []
+    public var writingOptions: JSONEncoder.OutputFormatting = []
 
     /// A serializer that sends parameters as a JSON body.
     public init() {}
@@ -155,11 +156,13 @@ public struct JSONRequestSerializer: RequestSerializing {
         return request
     }
 
-    static func json(_ value: Parameter, options: JSONSerialization.WritingOptions) throws -> Data {
-        let object = value.jsonObject
-        guard JSONSerialization.isValidJSONObject(object) else {
+    static func json(_ value: Parameter, options: JSONEncoder.OutputFormatting) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = options.union(.sortedKeys)
+        do {
+            return try encoder.encode(value)
+        } catch {
             throw SesameError(.invalidArgument, "the parameters cannot be written as JSON (a number is not finite?)")
         }
-        return try JSONSerialization.data(withJSONObject: object, options: options.union(.sortedKeys))
     }
 }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A `multipart/form-data` body (RFC 7578) of fields and files, as AFNetworking's
 /// `AFMultipartFormData` builds it. Files are read from disk while the body is sent, so a 1 GiB
@@ -21,7 +22,7 @@ public struct MultipartFormData: Sendable {
     public init(boundary: String? = nil) {
         self.boundary =
             boundary ?? "Boundary+"
-            + (0..<2).map { _ in String(format: "%08X", UInt32.random(in: 0...UInt32.max)) }.joined()
+            + (0..<2).map { _ in HexDigits.upper(UInt32.random(in: 0...UInt32.max)) }.joined()
     }
 
     /// The `Content-Type` of the body.
@@ -116,8 +117,16 @@ public struct MultipartFormData: Sendable {
     /// A name inside quotes as browsers write it (RFC 7578 section 4.2, WHATWG): `"`, CR and LF
     /// percent-encoded, everything else as UTF-8.
     static func quoted(_ text: String) -> String {
-        text.replacingOccurrences(of: "\"", with: "%22").replacingOccurrences(of: "\r", with: "%0D")
-            .replacingOccurrences(of: "\n", with: "%0A")
+        var quoted = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": quoted += "%22"
+            case "\r": quoted += "%0D"
+            case "\n": quoted += "%0A"
+            default: quoted.unicodeScalars.append(scalar)
+            }
+        }
+        return quoted
     }
 
     static func mimeType(forExtension pathExtension: String) -> String {
@@ -159,7 +168,7 @@ extension HTTPRequestSerializer {
             let query = try FormURLEncoding.query(parameters, encoding: .utf8)
             for pair in query.split(separator: "&") where !pair.isEmpty {
                 let parts = pair.split(separator: "=", maxSplits: 1).map {
-                    String($0).removingPercentEncoding ?? String($0)
+                    String($0).percentDecoded() ?? String($0)
                 }
                 form.append(parts.count > 1 ? parts[1] : "", name: parts[0])
             }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A request parameter value: what AFNetworking takes as `NSDictionary`/`NSArray`/`NSString`/
 /// `NSNumber`/`NSNull`, as a Sendable value with literals.
@@ -33,17 +34,21 @@ public enum Parameter: Hashable, Sendable {
         case .array, .dictionary, .null: return nil
         }
     }
+}
 
-    /// The value as a Foundation object for `JSONSerialization`.
-    var jsonObject: Any {
+/// JSON as `JSONRequestSerializer` writes it: numbers as numbers, Booleans as `true`/`false`,
+/// `null` for ``Parameter/null``.
+extension Parameter: Encodable {
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
         switch self {
-        case .string(let value): return value
-        case .integer(let value): return value
-        case .double(let value): return value
-        case .bool(let value): return value
-        case .array(let values): return values.map(\.jsonObject)
-        case .dictionary(let values): return values.mapValues(\.jsonObject)
-        case .null: return NSNull()
+        case .string(let value): try container.encode(value)
+        case .integer(let value): try container.encode(value)
+        case .double(let value): try container.encode(value)
+        case .bool(let value): try container.encode(value)
+        case .array(let values): try container.encode(values)
+        case .dictionary(let values): try container.encode(values)
+        case .null: try container.encodeNil()
         }
     }
 }

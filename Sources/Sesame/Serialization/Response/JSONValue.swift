@@ -1,7 +1,9 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A JSON value as Sendable Swift data (what `JSONSerialization` returns as `Any`), with booleans
-/// kept apart from numbers.
+/// kept apart from numbers. `SesameNetworking` adds `foundationObject`, the value as
+/// `JSONSerialization`'s objects.
 public enum JSONValue: Hashable, Sendable, CustomStringConvertible, Codable {
     /// A JSON object.
     case object([String: JSONValue])
@@ -47,19 +49,6 @@ public enum JSONValue: Hashable, Sendable, CustomStringConvertible, Codable {
         case .number(let value): try container.encode(value)
         case .bool(let value): try container.encode(value)
         case .null: try container.encodeNil()
-        }
-    }
-
-    /// The value as `JSONSerialization` objects (`[String: Any]`, `[Any]`, `String`, `NSNumber`, `NSNull`).
-    public var foundationObject: Any {
-        switch self {
-        case .object(let members): return members.mapValues(\.foundationObject)
-        case .array(let elements): return elements.map(\.foundationObject)
-        case .string(let value): return value
-        case .integer(let value): return NSNumber(value: value)
-        case .number(let value): return NSNumber(value: value)
-        case .bool(let value): return NSNumber(value: value)
-        case .null: return NSNull()
         }
     }
 

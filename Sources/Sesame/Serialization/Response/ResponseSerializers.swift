@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The body as it came (`AFHTTPResponseSerializer`), after validation.
 public struct DataResponseSerializer: ResponseSerializing {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Turns a response and its body into a value (AFNetworking's response serializers).
 public protocol ResponseSerializing<Output>: Sendable {
@@ -70,7 +71,7 @@ extension HTTPResponse {
     /// The Content-Type's media type, lowercased, without parameters.
     public var mediaType: String? {
         guard let value = headers["Content-Type"] else { return nil }
-        let type = value.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces) }
+        let type = value.split(separator: ";", maxSplits: 1).first.map { $0.trimmingWhitespace() }
         return type.flatMap { $0.isEmpty ? nil : $0.lowercased() }
     }
 
@@ -78,9 +79,9 @@ extension HTTPResponse {
     public var charset: String? {
         guard let value = headers["Content-Type"] else { return nil }
         for parameter in value.split(separator: ";").dropFirst() {
-            let parts = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            let parts = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingWhitespace() }
             if parts.count == 2, parts[0].lowercased() == "charset" {
-                return parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+                return parts[1].trimming(["\""])
             }
         }
         return nil

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 // What callers use: connecting, reading, writing and closing. Each entry point hops to the loop.
 extension Connection {

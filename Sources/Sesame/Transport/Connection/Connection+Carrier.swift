@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 // TLS inside TLS: an HTTPS proxy's tunnel. The proxy's session (`carrier`) takes the socket's
 // bytes; its plaintext is the origin session's (`tls`) ciphertext, and the origin's output is

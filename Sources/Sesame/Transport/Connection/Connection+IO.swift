@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 // Moving bytes: socket events, ciphertext to and from the kernel, and writes (reads are served in
 // Connection+Input.swift).

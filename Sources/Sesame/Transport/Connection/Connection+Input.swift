@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 // Serving reads: a waiting read is answered with what decrypts (or, without TLS, what arrived),
 // with the end of the stream, or with the failure that ended it. Everything here runs on the

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 // Connecting: TCP to the resolved addresses, the socket's registration, and the TLS session.
 // Everything here runs on the connection's event loop.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension Connection {
     /// Starts TLS on this established connection: the bytes after a proxy's `CONNECT` response.

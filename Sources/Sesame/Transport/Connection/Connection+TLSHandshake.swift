@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 // Driving the TLS engine's handshake: sending what it produces, asking the hooks for its
 // decisions (a Task each, answered on the loop), and the handshake clock.

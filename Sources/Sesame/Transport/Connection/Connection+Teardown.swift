@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 // Timers that end a connection, failing it, and releasing its socket and TLS session. Everything
 // here runs on the connection's event loop.

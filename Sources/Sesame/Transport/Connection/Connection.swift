@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// A client connection on an ``EventLoop``: plain TCP, or TLS whose handshake suspends for

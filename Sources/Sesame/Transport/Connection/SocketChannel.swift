@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A connected socket on an event loop: the descriptor, its epoll registration and the bytes
 /// waiting for the kernel to take them. It moves bytes and keeps the registration in step with

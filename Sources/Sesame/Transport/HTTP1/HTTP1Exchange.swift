@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// One HTTP/1.1 request and the head of its response, on a leased connection.
 enum HTTP1Exchange {

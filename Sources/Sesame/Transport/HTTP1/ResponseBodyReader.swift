@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Reads one response off a leased connection: the head, then the body (de-chunked and decoded),
 /// then gives the connection back to the pool (reusable or not). Used by one task at a time.

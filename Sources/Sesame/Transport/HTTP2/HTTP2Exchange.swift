@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// One request and the head of its response, on a stream of an ``HTTP2Connection``.
 enum HTTP2Exchange {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Reads one response off its HTTP/2 stream: the head, then the body (decoded), reporting what
 /// it took so that the peer may send more, then gives the stream's slot back. Used by one task

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Scheme, host and port of a URL, normalized.
 struct Origin: Hashable, Sendable, CustomStringConvertible {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Threads of Sesame's own for calls that block (`getaddrinfo`), so that they run neither on an
 /// event loop nor on the threads Swift concurrency runs tasks on.

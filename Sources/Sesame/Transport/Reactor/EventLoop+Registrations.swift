@@ -1,5 +1,6 @@
 internal import CSesameShims
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 // What the loop offers the layers above, on the loop: descriptors to watch, timers, the end of

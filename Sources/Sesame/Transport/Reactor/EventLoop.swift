@@ -1,5 +1,6 @@
 internal import CSesameShims
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// An epoll reactor on its own thread.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// Name resolution with `getaddrinfo`, off the event loop and off the Swift concurrency pool

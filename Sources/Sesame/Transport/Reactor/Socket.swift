@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Owns one non-blocking TCP socket descriptor. Loop-confined once connected.
 final class Socket {

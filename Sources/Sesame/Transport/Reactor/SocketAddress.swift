@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// An IPv4 or IPv6 socket address.
 struct SocketAddress: Sendable, CustomStringConvertible {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Connects a TCP socket to the first address that accepts, in order, within one overall timeout.
 /// Loop-confined: create and start it on the loop; `completion` runs on the loop, exactly once.

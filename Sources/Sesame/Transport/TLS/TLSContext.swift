@@ -1,6 +1,7 @@
 internal import COpenSSL
 internal import CSesameShims
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Owns one client `SSL_CTX` with Sesame's callbacks installed, and the caches that go with it.
 /// One context exists per distinct ``TLSConfiguration/contextKey`` and is shared by every

@@ -1,6 +1,7 @@
 internal import COpenSSL
 internal import CSesameShims
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension TLSEngine {
     /// Checks the OCSP response the server stapled (see ``StapledOCSPPolicy``). A resumed session

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A server's request for a client certificate, handed up while the handshake waits.
 public struct ClientCertificateRequest: Sendable {

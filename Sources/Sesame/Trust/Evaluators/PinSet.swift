@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// SPKI SHA-256 pins per host (TrustKit, OkHttp's `CertificatePinner`): the validated chain must
 /// contain a public key whose `sha256/BASE64` pin is listed for the host. Pins are checked after

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Judges a server's certificate chain for a host (Alamofire's `ServerTrustEvaluating`): returns
 /// when the server is trusted, throws ``SesameError/Code/serverTrustRejected`` naming every reason

@@ -1,5 +1,6 @@
 internal import COpenSSL
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Where a certificate sits in a candidate path, and the path around it.
 struct PathCertificate {
