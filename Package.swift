@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "SesameAFNetworking", targets: ["SesameAFNetworking"]),
         .executable(name: "sesame", targets: ["sesame"]),
         .executable(name: "sesame-bench", targets: ["sesame-bench"]),
+        .executable(name: "sesame-bench-worker", targets: ["sesame-bench-worker"]),
     ],
     targets: [
         .systemLibrary(
@@ -71,6 +72,13 @@ let package = Package(
         .executableTarget(
             name: "sesame-bench",
             dependencies: ["Sesame", "SesameTesting"],
+            swiftSettings: strictSwift
+        ),
+        // Sesame's client in the benchmark: Sesame and FoundationEssentials only, as a program
+        // built on Sesame's API would link.
+        .executableTarget(
+            name: "sesame-bench-worker",
+            dependencies: ["Sesame"],
             swiftSettings: strictSwift
         ),
         .testTarget(

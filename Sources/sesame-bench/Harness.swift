@@ -245,7 +245,13 @@ struct Harness {
             proxy: "http://puser:ppass@127.0.0.1:\(squid.port)",
             clientCPU: clientCPU
         )
-        let me = URL(fileURLWithPath: CommandLine.arguments[0]).path
+        // Sesame's client is a program of its own that imports Sesame alone (no Foundation),
+        // built beside this one.
+        let worker = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("sesame-bench-worker").path
+        guard FileManager.default.isExecutableFile(atPath: worker) else {
+            throw BenchmarkError("\(worker) is not built: swift build -c release --product sesame-bench-worker")
+        }
         FileHandle.standardError.write(
             Data(
                 ("sesame-bench: nginx on 127.0.0.1:\(nginx.httpsPort), \(repetitions) repetitions, "
@@ -280,12 +286,12 @@ struct Harness {
                     switch client {
                     case .sesame:
                         var arguments = [
-                            "--worker", workload.mode, String(workload.count), url, root, String(workload.concurrency),
+                            workload.mode, String(workload.count), url, root, String(workload.concurrency),
                         ]
                         if workload.systemStore { arguments.append("--system") }
                         sample = try measureReporting(
                             driver,
-                            [me] + arguments,
+                            [worker] + arguments,
                             auth: workload.auth,
                             extra: extras.environment(workload.flags),
                             in: scratch

@@ -5,9 +5,6 @@ import SesameTesting
 // sesame-bench: Sesame against libcurl's multi interface and the curl CLI, side by side in one
 // run, against nginx on loopback. `swift run -c release sesame-bench [--repetitions N]`.
 let arguments = Array(CommandLine.arguments.dropFirst())
-if arguments.first == "--worker" {
-    exit(await Worker.run(Array(arguments.dropFirst())))
-}
 do {
     var repetitions = 4
     var output: String? = nil

@@ -1,16 +1,16 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Sesame
 
 /// Sesame's side of a workload, run in a process of its own so that its CPU time and peak memory
-/// are measured the same way as libcurl's.
+/// are measured the same way as libcurl's. It imports Sesame and FoundationEssentials only, as a
+/// program built on Sesame's API would: its peak memory is what such a program costs.
 ///
-/// usage: sesame-bench --worker keepalive|newconn|concurrent COUNT URL CAFILE [CONCURRENCY] [--system]
+/// usage: sesame-bench-worker keepalive|newconn|concurrent COUNT URL CAFILE [CONCURRENCY] [--system]
 enum Worker {
     static func run(_ arguments: [String]) async -> Int32 {
         guard arguments.count >= 4, let count = Int(arguments[1]), let url = URL(string: arguments[2]) else {
-            FileHandle.standardError.write(
-                Data("usage: --worker MODE COUNT URL CAFILE [CONCURRENCY] [--system]\n".utf8)
-            )
+            report("usage: sesame-bench-worker MODE COUNT URL CAFILE [CONCURRENCY] [--system]")
             return 2
         }
         let mode = arguments[0]
@@ -48,7 +48,7 @@ enum Worker {
             // SESAME_BENCH_AUTH=basic:USER:PASSWORD or digest:USER:PASSWORD, as for the libcurl driver.
             if let auth = ProcessInfo.processInfo.environment["SESAME_BENCH_AUTH"] {
                 let parts = auth.split(separator: ":", maxSplits: 2).map(String.init)
-                guard parts.count == 3 else { throw BenchmarkError("SESAME_BENCH_AUTH is SCHEME:USER:PASSWORD") }
+                guard parts.count == 3 else { throw WorkerError("SESAME_BENCH_AUTH is SCHEME:USER:PASSWORD") }
                 configuration.authenticationMethods = [parts[0] == "digest" ? .httpDigest : .httpBasic]
                 configuration.allowsCleartextPasswords = true
                 delegate = Login(Credential(user: parts[1], password: parts[2], persistence: .forSession))
@@ -84,10 +84,10 @@ enum Worker {
                 ? try await withTaskExecutorPreference(session.eventLoop, operation: work) : try await work()
             let wall = ContinuousClock.now - startWall
             let cpu = cpuSeconds() - startCPU
-            print(String(format: "%.6f %.6f %d", wall.seconds, cpu, bytes))
+            print("\(wall.seconds) \(cpu) \(bytes)")
             return 0
         } catch {
-            FileHandle.standardError.write(Data("sesame worker: \(error)\n".utf8))
+            report("sesame worker: \(error)")
             return 1
         }
     }
@@ -102,9 +102,9 @@ enum Worker {
         var bytes = 0
         for _ in 0..<times {
             let (data, response) = try await session.data(for: request)
-            guard response.status == 200 else { throw BenchmarkError("status \(response.status)") }
+            guard response.status == 200 else { throw WorkerError("status \(response.status)") }
             if let version, response.version != version {
-                throw BenchmarkError("\(response.version), not \(version)")
+                throw WorkerError("\(response.version), not \(version)")
             }
             bytes += data.count
         }
@@ -127,6 +127,12 @@ final class Login: SessionTaskDelegate {
     }
 }
 
+/// Writes `line` to standard error.
+func report(_ line: String) {
+    let bytes = Array((line + "\n").utf8)
+    _ = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+}
+
 func cpuSeconds() -> Double {
     var usage = rusage()
     getrusage(Int32(RUSAGE_SELF.rawValue), &usage)
@@ -141,7 +147,7 @@ extension Duration {
     var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }
 
-struct BenchmarkError: Error, CustomStringConvertible {
+struct WorkerError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
 }

@@ -1,0 +1,4 @@
+import Glibc
+
+// sesame-bench-worker: Sesame's client in sesame-bench's workloads (see Worker).
+exit(await Worker.run(Array(CommandLine.arguments.dropFirst())))
