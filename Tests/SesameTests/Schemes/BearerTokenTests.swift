@@ -83,16 +83,48 @@ import Testing
         URL(string: "http://127.0.0.1:\(origin.port)\(path)")!
     }
 
-    @Test func sixtyFourRequestsWithAnExpiredTokenCauseOneRefresh() async throws {
+    /// 64 requests about to go out with an expired token, to a server that answers none of them
+    /// before all 64 arrived, and a refresh that waits until the server refused all 64.
+    struct ExpiredTokenBurst {
+        let gate: BearerTokenGate
+        let expired: String
+        let origin: LocalServer
+        let authenticator: Authenticator
+        let events: Recorder<SessionEvent>
+        let session: Session
+    }
+
+    func expiredTokenBurst(refreshFails: Bool) throws -> ExpiredTokenBurst {
         let gate = BearerTokenGate(realm: "api")
         let expired = gate.issue()
         gate.expire()
         let refusals = ArrivalCounter()
         let origin = try server(gate, barrier: 64, refusals: refusals)
-        defer { origin.shutdown() }
-        let authenticator = Authenticator(gate: gate, initial: expired, refusals: refusals, refusalsBeforeRefresh: 64)
+        let authenticator = Authenticator(
+            gate: gate,
+            initial: expired,
+            refusals: refusals,
+            refusalsBeforeRefresh: 64,
+            fails: refreshFails
+        )
         let events = Recorder<SessionEvent>()
         let session = try session(for: origin, authenticator, events: events)
+        return ExpiredTokenBurst(
+            gate: gate,
+            expired: expired,
+            origin: origin,
+            authenticator: authenticator,
+            events: events,
+            session: session
+        )
+    }
+
+    @Test func sixtyFourRequestsWithAnExpiredTokenCauseOneRefresh() async throws {
+        let burst = try expiredTokenBurst(refreshFails: false)
+        let (gate, expired, origin, authenticator, events, session) = (
+            burst.gate, burst.expired, burst.origin, burst.authenticator, burst.events, burst.session
+        )
+        defer { origin.shutdown() }
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<64 { group.addTask { try await session.data(from: url(origin)).1.status } }
             return try await group.reduce(into: []) { $0.append($1) }
@@ -112,21 +144,11 @@ import Testing
     }
 
     @Test func aFailedRefreshFailsEachWaitingRequestOnce() async throws {
-        let gate = BearerTokenGate(realm: "api")
-        let expired = gate.issue()
-        gate.expire()
-        let refusals = ArrivalCounter()
-        let origin = try server(gate, barrier: 64, refusals: refusals)
-        defer { origin.shutdown() }
-        let authenticator = Authenticator(
-            gate: gate,
-            initial: expired,
-            refusals: refusals,
-            refusalsBeforeRefresh: 64,
-            fails: true
+        let burst = try expiredTokenBurst(refreshFails: true)
+        let (gate, origin, authenticator, events, session) = (
+            burst.gate, burst.origin, burst.authenticator, burst.events, burst.session
         )
-        let events = Recorder<SessionEvent>()
-        let session = try session(for: origin, authenticator, events: events)
+        defer { origin.shutdown() }
         let failures = await withTaskGroup(of: SesameError?.self) { group in
             for _ in 0..<64 {
                 group.addTask {

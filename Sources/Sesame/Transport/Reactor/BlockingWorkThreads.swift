@@ -87,26 +87,9 @@ final class BlockingWorkThreads: @unchecked Sendable {
         return (started, waiting)
     }
 
-    /// Starts one thread running ``serve()``; false when the system refused.
+    /// Starts one thread running ``serve()`` (it holds the pool); false when the system refused.
     private func startThread() -> Bool {
-        let box = Unmanaged.passRetained(self)
-        var thread = pthread_t()
-        let created = pthread_create(
-            &thread,
-            nil,
-            { raw in
-                let pool = Unmanaged<BlockingWorkThreads>.fromOpaque(raw!).takeRetainedValue()  // safe: passed below
-                pool.serve()
-                return nil
-            },
-            box.toOpaque()
-        )
-        guard created == 0 else {
-            box.release()
-            return false
-        }
-        pthread_detach(thread)
-        return true
+        DetachedThread.start { [self] in serve() }
     }
 
     /// A started thread's life: take the oldest work, run it, wait when there is none.
