@@ -41,6 +41,24 @@ import Testing
         #expect(gate.refusedCount == 1)
     }
 
+    @Test func aRefreshCommandThatLeavesAProcessHoldingItsOutputDoesNotHoldTheFetch() async throws {
+        let gate = BearerTokenGate(realm: "api")
+        let valid = gate.issue()
+        let origin = try server(gate)
+        defer { origin.shutdown() }
+        // The process left behind holds the pipe for 45 s; a fetch that waited for it would be
+        // killed at 30 s (status 137).
+        let run = try await runSesame(
+            [
+                "--oauth2-bearer", "stale", "--oauth2-refresh", "(sleep 45 &); echo \(valid)",
+                "http://127.0.0.1:\(origin.port)/",
+            ],
+            killAfter: .seconds(30)
+        )
+        #expect(run.status == 0)
+        #expect(run.stdout == "report")
+    }
+
     @Test func aFailingRefreshCommandFailsTheFetch() async throws {
         let gate = BearerTokenGate(realm: "api")
         gate.issue()
