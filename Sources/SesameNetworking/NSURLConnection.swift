@@ -11,7 +11,8 @@ public typealias NSErrorPointer = AutoreleasingUnsafeMutablePointer<NSError?>?
 public protocol NSURLConnectionDelegate: NSObjectProtocol {
     /// The load failed with `error`; no other callback follows.
     func connection(_ connection: NSURLConnection, didFailWithError error: any Error)
-    /// Whether the shared credential storage is consulted and updated (true when not implemented).
+    /// Whether the shared credential storage is consulted and updated (true when the delegate does
+    /// not implement this method).
     func connectionShouldUseCredentialStorage(_ connection: NSURLConnection) -> Bool
     /// Answer only through `challenge.sender` (seed 001): `use`, `continueWithoutCredential` (the
     /// 401 goes to `connection(_:didReceive:)` as the response), `cancel` (the connection fails
