@@ -45,6 +45,7 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible {
             case credentialStoreUnavailable = "credential store unavailable"
             case netrcInvalid = "netrc invalid"
             case serverAuthenticationFailed = "server authentication failed"
+            case negotiateFailed = "Negotiate failed"
             case proxyAuthenticationFailed = "proxy authentication failed"
             case proxyConnectFailed = "proxy CONNECT failed"
             case textEncodingFailed = "text encoding failed"
@@ -139,9 +140,14 @@ public struct SesameError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let credentialStoreUnavailable = Code(.credentialStoreUnavailable)
         /// A `.netrc` file could not be read or parsed.
         public static let netrcInvalid = Code(.netrcInvalid)
-        /// The server answered a Digest request with a wrong `rspauth`: it did not prove that it
-        /// knows the password, so its response is not trusted.
+        /// The server answered a Digest request with a wrong `rspauth`, or a Negotiate request with
+        /// a final token that does not verify: it did not prove that it knows the password (or
+        /// holds its Kerberos key), so its response is not trusted.
         public static let serverAuthenticationFailed = Code(.serverAuthenticationFailed)
+        /// A Negotiate (Kerberos) answer could not be made: GSSAPI is not installed, there is no
+        /// ticket, the KDC refused the password, or it does not know the server's principal. The
+        /// detail carries GSSAPI's own words.
+        public static let negotiateFailed = Code(.negotiateFailed)
         /// A proxy answered a `CONNECT` with 407 and no credential it accepted could be sent
         /// (none was found, the ones sent were refused up to the failure limit, or its schemes
         /// cannot be answered).

@@ -17,7 +17,7 @@ extension URLError.Code {
         case .clientCertificateRejected: self = .clientCertificateRejected
         case .tlsHandshakeFailed, .tlsProtocolError: self = .secureConnectionFailed
         case .protocolError, .serverAuthenticationFailed: self = .badServerResponse
-        case .proxyAuthenticationFailed, .cleartextCredentialRefused, .unsupportedCredential:
+        case .proxyAuthenticationFailed, .cleartextCredentialRefused, .unsupportedCredential, .negotiateFailed:
             self = .userAuthenticationRequired
         case .responseDecodingFailed, .textDecodingFailed: self = .cannotDecodeContentData
         case .fileUnreadable: self = .cannotOpenFile

@@ -4,6 +4,10 @@ import Sesame
 /// Apache httpd with `mod_auth_digest` on loopback: `/digest/` (MD5, qop auth, `rspauth` in
 /// `Authentication-Info`) and `/digest-stale/` (nonces live ``staleNonceLifetime`` seconds), realm
 /// ``digestRealm``, users ``digestUsers``. Each file there answers "digest ok".
+///
+/// Given a ``KerberosRealm``, also `/negotiate/` behind `mod_auth_gssapi` (Kerberos only, the
+/// realm's `HTTP/host` keys), whose `ok.txt` answers "negotiate ok", and `/negotiate-or-basic/`,
+/// which offers Basic after Negotiate (the realm's users and passwords, checked by its KDC).
 public final class ApacheServer: Sendable {
     /// The realm of both Digest paths.
     public static let digestRealm = "Sesame Digest"
@@ -19,9 +23,10 @@ public final class ApacheServer: Sendable {
     public let prefix: URL
     private let process: ChildProcess
 
-    /// Starts Apache on a free loopback port and returns once it answers.
+    /// Starts Apache on a free loopback port and returns once it answers; with `kerberos`, the
+    /// Negotiate paths accept that realm's tickets.
     /// - Throws: when Apache or its modules are not installed, or it does not start.
-    public init() async throws {
+    public init(kerberos: KerberosRealm? = nil) async throws {
         let apache = "/usr/sbin/apache2"
         let modules = "/usr/lib/apache2/modules"
         guard FileManager.default.isExecutableFile(atPath: apache) else {
@@ -29,10 +34,11 @@ public final class ApacheServer: Sendable {
         }
         prefix = try ScratchFolder.make("apache")
         let htdocs = prefix.appendingPathComponent("htdocs")
-        for folder in ["digest", "digest-stale"] {
+        for folder in ["digest", "digest-stale", "negotiate", "negotiate-or-basic"] {
             let directory = htdocs.appendingPathComponent(folder)
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            try Data("digest ok\n".utf8).write(to: directory.appendingPathComponent("ok.txt"))
+            let text = folder.hasPrefix("negotiate") ? "negotiate ok\n" : "digest ok\n"
+            try Data(text.utf8).write(to: directory.appendingPathComponent("ok.txt"))
             chmod(directory.path, 0o755)
         }
         try FileManager.default.createDirectory(
@@ -50,6 +56,7 @@ public final class ApacheServer: Sendable {
         try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: htdigest)
         chmod(htdigest.path, 0o644)
         let runAs = getuid() == 0 ? "User www-data\nGroup www-data\n" : ""
+        let negotiate = try kerberos.map { try Self.negotiateConfiguration($0, modules: modules) } ?? ""
         var lastError: (any Error)?
         for _ in 0..<5 {
             let port = LoopbackPort.unused()
@@ -71,6 +78,7 @@ public final class ApacheServer: Sendable {
                 ErrorLog \(prefix.path)/error.log
                 LogFormat "%>s %r" sesame
                 CustomLog \(prefix.path)/access.log sesame
+                CustomLog \(prefix.path)/users.log "%u %r"
                 LogLevel warn
                 StartServers 1
                 ServerLimit 1
@@ -97,13 +105,16 @@ public final class ApacheServer: Sendable {
                     AuthDigestNonceLifetime \(Self.staleNonceLifetime)
                     Require valid-user
                 </Location>
+                \(negotiate)
                 """
             let configurationPath = prefix.appendingPathComponent("httpd.conf").path
             try Data(configuration.utf8).write(to: URL(fileURLWithPath: configurationPath))
+            var environment = ["PATH": "/usr/sbin:/usr/bin:/bin"]
+            if let kerberos { environment["KRB5_CONFIG"] = kerberos.configurationFile.path }
             let process = try ChildProcess(
                 executable: apache,
                 arguments: ["-d", prefix.path, "-f", configurationPath, "-D", "FOREGROUND"],
-                environment: ["PATH": "/usr/sbin:/usr/bin:/bin"],
+                environment: environment,
                 logPath: prefix.appendingPathComponent("stderr.log").path
             )
             if await LoopbackPort.waitUntilListening(
@@ -138,6 +149,41 @@ public final class ApacheServer: Sendable {
             if log.count >= count || ContinuousClock.now >= deadline { return log }
             try? await Task.sleep(for: .milliseconds(10))
         }
+    }
+
+    /// The user each request authenticated as and its request line ("alice@SESAME.TEST GET
+    /// /negotiate/ok.txt HTTP/1.1"; "-" for none), as requests finish.
+    public var authenticatedUsers: [String] {
+        readText(prefix.appendingPathComponent("users.log").path).split(separator: "\n").map(String.init)
+    }
+
+    /// The configuration of the Negotiate paths for `realm`.
+    private static func negotiateConfiguration(_ realm: KerberosRealm, modules: String) throws -> String {
+        guard FileManager.default.fileExists(atPath: "\(modules)/mod_auth_gssapi.so") else {
+            throw TestingError(
+                "mod_auth_gssapi is not installed: scripts/install-deps.sh installs libapache2-mod-auth-gssapi"
+            )
+        }
+        // On the second path, Basic's password is checked by Kerberos (a ticket is asked for it).
+        return """
+            LoadModule auth_gssapi_module \(modules)/mod_auth_gssapi.so
+            <Location /negotiate/>
+                AuthType GSSAPI
+                AuthName "Kerberos"
+                GssapiCredStore keytab:\(realm.keytab.path)
+                GssapiAllowedMech krb5
+                Require valid-user
+            </Location>
+            <Location /negotiate-or-basic/>
+                AuthType GSSAPI
+                AuthName "Kerberos or password"
+                GssapiCredStore keytab:\(realm.keytab.path)
+                GssapiAllowedMech krb5
+                GssapiBasicAuth On
+                GssapiBasicAuthMech krb5
+                Require valid-user
+            </Location>
+            """
     }
 
     /// `http://127.0.0.1:PORT`.

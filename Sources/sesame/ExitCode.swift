@@ -41,7 +41,7 @@ enum ExitCode: Int32 {
             self = .serverTrust
         case .clientCertificateRequired, .clientCertificateRejected:
             self = .clientCertificate
-        case .authenticationCancelled, .cleartextCredentialRefused, .unsupportedCredential:
+        case .authenticationCancelled, .cleartextCredentialRefused, .unsupportedCredential, .negotiateFailed:
             self = .authentication
         case .proxyAuthenticationFailed:
             self = .proxyAuthentication

@@ -97,7 +97,10 @@ enum Usage {
                                      407 after the credential was tried is exit code 7
               --proxy-basic          answer only Basic proxy challenges
               --proxy-digest         answer only Digest proxy challenges
-              --proxy-anyauth        answer the strongest proxy scheme offered (the default)
+              --proxy-negotiate      answer only Negotiate (Kerberos) proxy challenges (-U : for
+                                     the ticket cache)
+              --proxy-anyauth        answer the strongest proxy scheme offered, Negotiate
+                                     included (default: Digest > Basic)
               --noproxy LIST         hosts reached without the proxy (curl's no_proxy syntax)
           -f, --fail                 no body and exit code 8 when the status is 400 or above
           -u, --user USER[:PASS]     answer authentication challenges as USER (asks for the password
@@ -105,13 +108,19 @@ enum Usage {
                                      credential was tried is exit code 6
               --basic                send -u as HTTP Basic at once, without waiting for a challenge
               --digest               answer only HTTP Digest challenges
+              --negotiate            answer only Negotiate (Kerberos) challenges: with -u : the
+                                     ticket cache (KRB5CCNAME), with -u USER:PASS a ticket from
+                                     that password; the server's final token must verify
+              --delegation LEVEL     forward the Kerberos ticket: none (default), policy (when
+                                     the realm marks the server ok-as-delegate) or always
               --oauth2-bearer TOKEN  send TOKEN as a Bearer token to the URL's origin (no other)
               --oauth2-refresh CMD   when the origin refuses the token (401, invalid_token), run
                                      CMD with /bin/sh, the refused token in
                                      SESAME_REJECTED_TOKEN, and send the request once more with
                                      the first line it prints (-v shows the refresh)
-              --anyauth              answer the strongest scheme the server offers (the default):
-                                     Digest SHA-512-256 > SHA-256 > MD5 > Basic
+              --anyauth              answer the strongest scheme the server offers: Negotiate >
+                                     Digest SHA-512-256 > SHA-256 > MD5 > Basic (by default
+                                     the same without Negotiate)
           -n, --netrc                answer challenges from ~/.netrc (or $NETRC)
               --netrc-file FILE      answer challenges from FILE
               --credential-store S   the permanent credential store: secret-service (the

@@ -40,6 +40,11 @@ struct UserOption {
 
     init(_ text: String, option: String = "-u") throws {
         guard !text.isEmpty else { throw Arguments.UsageError(description: "\(option) needs a user name") }
+        // curl's `-u :`: no user and no password, the Kerberos ticket cache answers.
+        if text == ":" {
+            (user, password) = ("", "")
+            return
+        }
         if let colon = text.firstIndex(of: ":") {
             user = String(text[..<colon])
             password = String(text[text.index(after: colon)...])
@@ -51,6 +56,9 @@ struct UserOption {
             throw Arguments.UsageError(description: "\(option) needs a user name before ':'")
         }
     }
+
+    /// Whether this is `:` (curl's "use the Kerberos ticket cache").
+    var isTicketCache: Bool { user.isEmpty }
 
     /// The password, asking on the terminal when it was not given.
     func resolvedPassword() throws -> String { try password ?? PasswordPrompt.read(for: user) }

@@ -214,6 +214,38 @@ typedef struct CSesameShims_GList {
     struct CSesameShims_GList *_Nullable prev;
 } CSesameShims_GList;
 
+// MARK: - GSSAPI layouts
+// GSSAPI (MIT Kerberos's libgssapi_krb5) is loaded at run time (dlopen), so its headers are not
+// needed to build Sesame; these are the layouts of the structures Sesame passes (RFC 2744's C
+// bindings as MIT lays them out on Linux).
+
+/// `gss_buffer_desc`.
+typedef struct CSesameShims_gss_buffer_desc {
+    size_t length;
+    void *_Nullable value;
+} CSesameShims_gss_buffer_desc;
+
+/// `gss_OID_desc`.
+typedef struct CSesameShims_gss_OID_desc {
+    uint32_t length;
+    void *_Nullable elements;
+} CSesameShims_gss_OID_desc;
+
+/// `gss_OID_set_desc`.
+typedef struct CSesameShims_gss_OID_set_desc {
+    size_t count;
+    CSesameShims_gss_OID_desc *_Nullable elements;
+} CSesameShims_gss_OID_set_desc;
+
+/// `struct gss_channel_bindings_struct`.
+typedef struct CSesameShims_gss_channel_bindings {
+    uint32_t initiator_addrtype;
+    CSesameShims_gss_buffer_desc initiator_address;
+    uint32_t acceptor_addrtype;
+    CSesameShims_gss_buffer_desc acceptor_address;
+    CSesameShims_gss_buffer_desc application_data;
+} CSesameShims_gss_channel_bindings;
+
 #pragma clang assume_nonnull end
 
 #endif

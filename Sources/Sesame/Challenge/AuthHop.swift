@@ -25,6 +25,9 @@ struct AuthHop: Sendable {
         case lookUpCredential(ProtectionSpace)
         /// Call this delegate method; answer with ``answered(_:)``.
         case ask(DelegateChain.Entry, AuthenticationChallenge)
+        /// Run the context's next step with the server's token, off the task's thread (it may
+        /// reach the KDC); answer with ``contextEstablished(_:url:)``.
+        case establish(NegotiateContext, input: [UInt8]?)
         case fail(SesameError)
     }
 
@@ -36,6 +39,8 @@ struct AuthHop: Sendable {
         var recordsTraces: Bool
         /// The schemes answered (nil: every scheme Sesame can answer).
         var methods: Set<AuthenticationMethod>?
+        /// What Negotiate answers may do.
+        var negotiate = NegotiateOptions()
     }
 
     let party: Party
@@ -72,7 +77,8 @@ struct AuthHop: Sendable {
             maximumRoundTrips: settings.maximumRoundTrips,
             allowsCleartextPasswords: settings.allowsCleartextPasswords,
             task: task,
-            recordsTraces: settings.recordsTraces
+            recordsTraces: settings.recordsTraces,
+            negotiate: settings.negotiate
         )
         self.consentURL = consentURL
         methods = settings.methods
@@ -130,7 +136,12 @@ struct AuthHop: Sendable {
         }
         resolver.bodyIsHashable = request.body?.isHashable ?? true
         guard challenged else {
-            return advance(resolver.received(response, challenged: false, offers: []), url: request.url)
+            // A Negotiate success may carry the server's final token: the proof of its identity.
+            var finals: [ChallengeOffer] = []
+            if case .negotiate? = attempt?.authorizer {
+                finals = OfferedProtectionSpaces.parse(response, origin: origin, isProxy: party == .proxy).offers
+            }
+            return advance(resolver.received(response, challenged: false, offers: finals), url: request.url)
         }
         let offered = OfferedProtectionSpaces.parse(response, origin: origin, isProxy: party == .proxy)
         let offers = offered.offers.filter { methods?.contains($0.space.authenticationMethod) ?? true }
@@ -149,6 +160,11 @@ struct AuthHop: Sendable {
     /// The answer to ``Step/lookUpCredential(_:)`` for a request to `url`.
     mutating func credentialFound(_ found: (Credential, ChallengeTrace.Responder)?, url: URL) -> Step {
         advance(resolver.credentialFound(found), url: url)
+    }
+
+    /// The outcome of the last ``Step/establish(_:input:)``, for a request to `url`.
+    mutating func contextEstablished(_ outcome: Result<Void, SesameError>, url: URL) -> Step {
+        advance(resolver.contextEstablished(outcome), url: url)
     }
 
     /// What the delegate method of the last ``Step/ask(_:_:)`` said, for a request to `url`.
@@ -191,6 +207,13 @@ struct AuthHop: Sendable {
             return .retry
         case .fail(let error):
             return .fail(error)
+        case .establish(let next, let input):
+            guard case .negotiate(let context) = next.authorizer else {
+                return .fail(SesameError(.internalError, "a Negotiate step for an attempt of another scheme"))
+            }
+            attempt = next
+            attemptProxy = proxy
+            return .establish(context, input: input)
         case .lookUpCredential(let space):
             // The proxy URL's own credential comes first, for that proxy.
             if party == .proxy, space.isProxy, let credential = proxyCredential {
@@ -231,6 +254,7 @@ struct AuthHop: Sendable {
     }
 
     private mutating func drainTraces() {
+        for problem in resolver.drainProblems() { effects.append(.problem(problem)) }
         guard resolver.recordsTraces else { return }
         for trace in resolver.drainTraces() { effects.append(.trace(trace)) }
     }

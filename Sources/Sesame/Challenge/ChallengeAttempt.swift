@@ -12,9 +12,13 @@ extension ChallengeResolver {
             _ credential: Credential,
             for offer: ChallengeOffer,
             responder: ChallengeTrace.Responder,
-            bodyIsHashable: Bool
+            bodyIsHashable: Bool,
+            negotiate: NegotiateOptions = NegotiateOptions()
         ) -> Result<Attempt, SesameError> {
             let space = offer.space
+            if space.authenticationMethod == .negotiate {
+                return negotiateAttempt(credential, for: space, responder: responder, options: negotiate)
+            }
             guard let user = credential.user, let password = credential.password else {
                 return .failure(
                     SesameError(.unsupportedCredential, "\(space) needs a user and password, not \(credential)")
@@ -54,6 +58,33 @@ extension ChallengeResolver {
             }
             return .success(Attempt(space: space, credential: credential, responder: responder, authorizer: authorizer))
         }
+
+        /// A Negotiate attempt: a new security context for the space's host, answered from the
+        /// ticket cache or with a ticket acquired with the credential's password.
+        private static func negotiateAttempt(
+            _ credential: Credential,
+            for space: ProtectionSpace,
+            responder: ChallengeTrace.Responder,
+            options: NegotiateOptions
+        ) -> Result<Attempt, SesameError> {
+            let source: NegotiateContext.Source
+            if credential.isTicketCache {
+                source = .ticketCache
+            } else if let user = credential.user, let password = credential.password {
+                source = .password(user: user, password: password)
+            } else {
+                return .failure(
+                    SesameError(
+                        .unsupportedCredential,
+                        "\(space) needs a user and password, or the Kerberos ticket cache, not \(credential)"
+                    )
+                )
+            }
+            let context = NegotiateContext(host: space.host, source: source, options: options)
+            return .success(
+                Attempt(space: space, credential: credential, responder: responder, authorizer: .negotiate(context))
+            )
+        }
     }
 
     /// Makes the header value for each request an attempt goes out with.
@@ -62,12 +93,15 @@ extension ChallengeResolver {
         case fixed(String)
         /// Computed per request (Digest: method, URI, nonce count, body hash).
         case digest(DigestAuthorizer)
+        /// The token of a GSSAPI security context, one step per leg of the exchange.
+        case negotiate(NegotiateContext)
 
         /// "Basic" or "Digest SHA-256 qop=auth".
         var summary: String {
             switch self {
             case .fixed(let value): String(value.prefix { $0 != " " })
             case .digest(let digest): digest.summary
+            case .negotiate(let context): "Negotiate (\(context.service))"
             }
         }
     }

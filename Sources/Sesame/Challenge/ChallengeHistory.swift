@@ -27,6 +27,9 @@ struct ChallengeHistory: Sendable {
     }
 
     /// True the first time only: a credential found without asking is tried once per space.
+    /// A multi-leg exchange (Negotiate) sends its next token: a round trip, not a failure.
+    mutating func continuing() { roundTrips += 1 }
+
     mutating func takeAutomaticTry(_ space: ProtectionSpace) -> Bool { automaticTried.insert(Self.key(space)).inserted }
 
     /// True the first time only: a stale nonce is renewed once per space, as one more round trip.

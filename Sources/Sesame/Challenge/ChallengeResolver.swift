@@ -13,6 +13,10 @@ struct ChallengeResolver: Sendable {
         case ask(AuthenticationChallenge)
         /// Send the request again with this credential.
         case retry(Attempt)
+        /// Run the next step of the attempt's Negotiate context with the server's token (off the
+        /// task's thread: it may reach the KDC) and feed the outcome to
+        /// ``contextEstablished(_:)``.
+        case establish(Attempt, input: [UInt8]?)
         case fail(SesameError)
     }
 
@@ -38,6 +42,18 @@ struct ChallengeResolver: Sendable {
     private var pending: (attempt: Attempt, preemptive: Bool)?
     /// The attempt the last challenged response turned down.
     private(set) var lastFailure: Attempt?
+    /// What Negotiate answers may do (delegation, NTLM through SPNEGO).
+    let negotiate: NegotiateOptions
+    /// The Negotiate step running now: one for a token to send, or one checking the server's final
+    /// token (mutual authentication) before its response is delivered.
+    private var establishing: Establishing?
+    /// Problems to report, such as a Negotiate answer that could not be made.
+    private var problems: [String] = []
+
+    private enum Establishing {
+        case sending(Attempt)
+        case verifying(Attempt, preemptive: Bool)
+    }
     /// The last challenged response, its offers, and the one being answered.
     private var (offered, position, failureResponse) = ([ChallengeOffer](), 0, HTTPResponse?.none)
 
@@ -47,8 +63,10 @@ struct ChallengeResolver: Sendable {
         allowsCleartextPasswords: Bool,
         cleartextConsent: CleartextConsent? = nil,
         task: SessionTask?,
-        recordsTraces: Bool = true
+        recordsTraces: Bool = true,
+        negotiate: NegotiateOptions = NegotiateOptions()
     ) {
+        self.negotiate = negotiate
         self.maximumFailures = maximumFailures
         self.maximumRoundTrips = maximumRoundTrips
         cleartext = CleartextPolicy(allowsEveryPassword: allowsCleartextPasswords, consent: cleartextConsent)
@@ -65,12 +83,23 @@ struct ChallengeResolver: Sendable {
 
     mutating func drainTraces() -> [ChallengeTrace] { log.drain() }
 
+    /// Removes and returns the problems to report.
+    mutating func drainProblems() -> [String] {
+        defer { problems = [] }
+        return problems
+    }
+
     /// A response arrived for the request last sent. `challenged` is true for the status that
     /// carries challenges here (401 from a server, 407 from a proxy); `offers` are the challenges
     /// it offered, strongest first.
     mutating func received(_ response: HTTPResponse, challenged: Bool, offers: [ChallengeOffer]) -> Step {
         let sent = pending
         (pending, lastFailure) = (nil, nil)
+        if let sent, case .negotiate(let context) = sent.attempt.authorizer,
+            let step = negotiateReceived(sent, context, challenged: challenged, offers: offers, response: response)
+        {
+            return step
+        }
         guard challenged else { return .deliver(succeeded: sent?.preemptive == false ? sent?.attempt : nil) }
         if let attempt = sent?.attempt {
             // A stale nonce is not a wrong password: send again once with the new nonce, without
@@ -138,10 +167,16 @@ struct ChallengeResolver: Sendable {
             guard let credential else { return .deliver(succeeded: nil) }
             return apply(credential, for: offer, responder: responder)
         case .performDefaultHandling:
-            guard let proposed = challenge.proposedCredential, history.lastTried(space) != proposed,
+            if let proposed = challenge.proposedCredential, history.lastTried(space) != proposed,
                 canSend(proposed, for: offer)
+            {
+                return apply(proposed, for: offer, responder: .defaultHandling)
+            }
+            // Negotiate's default answer is the user's Kerberos ticket, tried once.
+            guard space.authenticationMethod == .negotiate, offer.isAnswerable,
+                history.lastTried(space) != .ticketCache
             else { return .deliver(succeeded: nil) }
-            return apply(proposed, for: offer, responder: .defaultHandling)
+            return apply(.ticketCache, for: offer, responder: .defaultHandling)
         case .cancelAuthenticationChallenge:
             return .fail(SesameError(.authenticationCancelled, "the challenge for \(space) was cancelled"))
         case .rejectProtectionSpace:
@@ -179,7 +214,14 @@ struct ChallengeResolver: Sendable {
         guard !credential.hasPassword || cleartext.permits(credential, for: space) else {
             return .fail(CleartextPolicy.refusal(for: space))
         }
-        switch Attempt.make(credential, for: offer, responder: responder, bodyIsHashable: bodyIsHashable) {
+        let made = Attempt.make(
+            credential,
+            for: offer,
+            responder: responder,
+            bodyIsHashable: bodyIsHashable,
+            negotiate: negotiate
+        )
+        switch made {
         case .failure(let error):
             return .fail(error)
         case .success(let attempt):
@@ -187,7 +229,83 @@ struct ChallengeResolver: Sendable {
             log.amendLast(for: space, detail: attempt.authorizer.summary)
             history.sending(credential, for: space)
             pending = (attempt, false)
+            if case .negotiate = attempt.authorizer {
+                establishing = .sending(attempt)
+                return .establish(attempt, input: offer.negotiateToken)
+            }
             return .retry(attempt)
         }
+    }
+
+    /// The outcome of the last ``Step/establish(_:input:)``.
+    mutating func contextEstablished(_ outcome: Result<Void, SesameError>) -> Step {
+        guard let running = establishing else {
+            return .fail(SesameError(.internalError, "a Negotiate step ended with none running"))
+        }
+        establishing = nil
+        switch (running, outcome) {
+        case (.sending(let attempt), .success):
+            return .retry(attempt)
+        case (.sending(let attempt), .failure(let error)):
+            // No token could be made: the next offer is tried (a Basic the server also offers, say).
+            pending = nil
+            problems.append("Negotiate for \(attempt.space) was not answered: \(error.detail)")
+            if let index = offered.firstIndex(where: { $0.space == attempt.space }), index >= position {
+                position = index + 1
+            }
+            if position < offered.count { return next() }
+            return attempt.credential.isTicketCache ? .deliver(succeeded: nil) : .fail(error)
+        case (.verifying(let attempt, let preemptive), .success):
+            guard case .negotiate(let context) = attempt.authorizer, context.isEstablished else {
+                return .fail(
+                    SesameError(
+                        .serverAuthenticationFailed,
+                        "\(attempt.space) sent its response before Negotiate was complete, so it is not trusted"
+                    )
+                )
+            }
+            return .deliver(succeeded: preemptive ? nil : attempt)
+        case (.verifying(let attempt, _), .failure(let error)):
+            return .fail(
+                SesameError(
+                    .serverAuthenticationFailed,
+                    "\(attempt.space) did not prove its identity (its final Negotiate token does not verify), so its response is not trusted: \(error.detail)"
+                )
+            )
+        }
+    }
+
+    /// A response to a request that carried a Negotiate token: the server's next token goes into
+    /// the context, to send again (a 401 that continues the exchange) or to verify the server
+    /// (the final token of a success). Nil when the response is handled like any other.
+    private mutating func negotiateReceived(
+        _ sent: (attempt: Attempt, preemptive: Bool),
+        _ context: NegotiateContext,
+        challenged: Bool,
+        offers: [ChallengeOffer],
+        response: HTTPResponse
+    ) -> Step? {
+        let space = sent.attempt.space
+        let index = offers.firstIndex { $0.space == space }
+        let token = index.flatMap { offers[$0].negotiateToken }
+        guard challenged else {
+            guard let token else {
+                if !context.isEstablished {
+                    problems.append(
+                        "\(space) answered without Negotiate's final token: the server did not prove its identity"
+                    )
+                }
+                return nil
+            }
+            establishing = .verifying(sent.attempt, preemptive: sent.preemptive)
+            return .establish(sent.attempt, input: token)
+        }
+        // A 401 carrying a token continues the exchange (SPNEGO may take several legs): not a failure.
+        guard let index, let token, !context.isEstablished, history.roundTrips < maximumRoundTrips else { return nil }
+        history.continuing()
+        (offered, position, failureResponse) = (offers, index, response)
+        pending = sent
+        establishing = .sending(sent.attempt)
+        return .establish(sent.attempt, input: token)
     }
 }

@@ -9,6 +9,8 @@ public struct Credential: Sendable, Equatable, CustomStringConvertible {
         case password(user: String, password: String?)
         case identity(Identity, certificates: [Certificate])
         case trust(ServerTrust)
+        /// The user's Kerberos ticket cache, which default handling answers Negotiate with.
+        case ticketCache
     }
 
     let kind: Kind
@@ -41,6 +43,20 @@ public struct Credential: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The user name of a password credential.
+    /// The user's Kerberos ticket cache: what default handling answers a Negotiate challenge with.
+    static let ticketCache = Credential(kind: .ticketCache, persistence: .none)
+
+    private init(kind: Kind, persistence: CredentialPersistence) {
+        self.kind = kind
+        self.persistence = persistence
+    }
+
+    /// Whether this is the user's Kerberos ticket cache rather than a credential given.
+    var isTicketCache: Bool {
+        if case .ticketCache = kind { return true }
+        return false
+    }
+
     public var user: String? {
         if case .password(let user, _) = kind { return user }
         return nil
@@ -80,6 +96,7 @@ public struct Credential: Sendable, Equatable, CustomStringConvertible {
             "Credential(user: \(user), password: \(password == nil ? "none" : "<redacted>"), \(persistence))"
         case .identity(let identity, _): "Credential(identity: \(identity.certificate.subject), \(persistence))"
         case .trust(let trust): "Credential(trust: \(trust.host):\(trust.port))"
+        case .ticketCache: "Credential(Kerberos ticket cache)"
         }
     }
 
@@ -90,6 +107,7 @@ public struct Credential: Sendable, Equatable, CustomStringConvertible {
         case (.identity(let a, let x), .identity(let b, let y)): return a == b && x == y
         case (.trust(let a), .trust(let b)):
             return a.host == b.host && a.port == b.port && a.peerChain == b.peerChain
+        case (.ticketCache, .ticketCache): return true
         default: return false
         }
     }

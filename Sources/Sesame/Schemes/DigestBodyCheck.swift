@@ -97,6 +97,12 @@ extension ChallengeResolver.Authorizer {
                 bodyHash: { try request.body?.hexHash(digest.algorithm.hash) ?? digest.algorithm.hex([UInt8]()) }
             )
             return (value, expectation)
+        case .negotiate(let context):
+            let token = context.token
+            guard !token.isEmpty else {
+                throw SesameError(.internalError, "a Negotiate request for \(context.service) has no token to send")
+            }
+            return ("Negotiate " + Data(token).base64EncodedString(), nil)
         }
     }
 }

@@ -1,3 +1,5 @@
+import FoundationEssentials
+
 /// One challenge a 401 (or 407) response offered, as a protection space plus what answering it
 /// needs.
 struct ChallengeOffer: Sendable {
@@ -11,6 +13,7 @@ struct ChallengeOffer: Sendable {
         switch space.authenticationMethod {
         case .httpBasic: true
         case .httpDigest: digest?.isAnswerable == true
+        case .negotiate: (try? GSSAPI.shared.get()) != nil
         default: false
         }
     }
@@ -21,9 +24,20 @@ struct ChallengeOffer: Sendable {
         return challenge.scheme
     }
 
-    /// Higher goes first: Digest SHA-512-256 > SHA-256 > MD5 > Basic > what Sesame cannot answer.
+    /// The server's GSSAPI token in a Negotiate challenge (`Negotiate <base64>`): nil when the
+    /// challenge carries none, or one that is not base64.
+    var negotiateToken: [UInt8]? {
+        guard space.authenticationMethod == .negotiate, let token = challenge.token68,
+            let bytes = Data(base64Encoded: token)
+        else { return nil }
+        return Array(bytes)
+    }
+
+    /// Higher goes first: Negotiate (when GSSAPI is installed) > Digest SHA-512-256 > SHA-256 >
+    /// MD5 > Basic > what Sesame cannot answer.
     var rank: Int {
         guard isAnswerable else { return 0 }
+        if space.authenticationMethod == .negotiate { return 100 }
         if let algorithm = digest?.algorithm { return 10 + algorithm.strength }
         return 5
     }

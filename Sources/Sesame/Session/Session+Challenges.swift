@@ -97,10 +97,23 @@ extension Session {
         return .answered(disposition, credential)
     }
 
+    /// Runs a Negotiate context's next step on a credential thread: it may wait for the KDC.
+    func establish(_ context: NegotiateContext, input: [UInt8]?) async -> Result<Void, SesameError> {
+        do {
+            try await BlockingWorkThreads.credentials.run { try context.step(input) }
+            return .success(())
+        } catch let error as SesameError {
+            return .failure(error)
+        } catch {
+            return .failure(SesameError(.negotiateFailed, "\(error)"))
+        }
+    }
+
     /// A credential worked: keep it per its persistence, and send it preemptively from now on.
     func remember(_ attempt: ChallengeResolver.Attempt, for url: URL) async {
         guard attempt.responder != .preemptive else { return }
-        preemptive.record(attempt, for: url)
+        // A Negotiate context serves one exchange: the next request gets a challenge of its own.
+        if case .negotiate = attempt.authorizer {} else { preemptive.record(attempt, for: url) }
         await store(attempt)
     }
 

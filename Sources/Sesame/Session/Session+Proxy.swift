@@ -114,7 +114,7 @@ extension Session {
             case .fail(let error):
                 await connection.close()
                 throw error
-            case .deliver, .lookUpCredential, .ask:
+            case .deliver, .lookUpCredential, .ask, .establish:
                 break
             }
             guard (200..<300).contains(response.status) else {
@@ -165,6 +165,8 @@ extension Session {
                 }
             case .ask(let entry, let challenge):
                 step = hop.answered(await ask(entry, challenge, task: task), url: url)
+            case .establish(let context, let input):
+                step = hop.contextEstablished(await establish(context, input: input), url: url)
             case .deliver, .retry, .fail:
                 return step
             }
@@ -175,6 +177,11 @@ extension Session {
     /// its persistence asks.
     func rememberProxy(_ attempt: ChallengeResolver.Attempt, for proxy: ProxyEndpoint) async {
         guard attempt.credential.persistence != .none, attempt.responder != .preemptive else { return }
+        // A Negotiate context serves one exchange: the next request gets a challenge of its own.
+        if case .negotiate = attempt.authorizer {
+            await store(attempt)
+            return
+        }
         let later = ChallengeResolver.Attempt(
             space: attempt.space,
             credential: attempt.credential,

@@ -86,6 +86,12 @@ public struct SessionConfiguration: Sendable {
     /// The HTTP authentication methods answered for proxies (nil: all; curl's `--proxy-digest`,
     /// `--proxy-basic`).
     public var proxyAuthenticationMethods: Set<AuthenticationMethod>?
+    /// What a Negotiate (Kerberos) answer may do: forward the ticket (``NegotiateOptions/delegation``),
+    /// fall back to NTLM through SPNEGO. A Negotiate challenge is answered with the user's ticket
+    /// cache by default handling, or with a ticket acquired with the password of a
+    /// ``Credential/init(user:password:persistence:)``; GSSAPI (`libgssapi_krb5.so.2`) is loaded
+    /// when the first one arrives.
+    public var negotiate = NegotiateOptions()
     /// Proxies: by default those the environment names (`http_proxy`, `https_proxy`, `all_proxy`,
     /// `no_proxy`, as curl reads them); ``ProxyConfiguration/none`` turns them off.
     public var proxy: ProxyConfiguration = .environment()

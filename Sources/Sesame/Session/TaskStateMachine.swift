@@ -24,6 +24,9 @@ struct TaskStateMachine {
         case lookUpCredential(ProtectionSpace)
         /// Call one delegate method about the challenge; answer with ``challengeAnswered(_:)``.
         case ask(DelegateChain.Entry, AuthenticationChallenge)
+        /// Run the Negotiate context's next step with the server's token on a blocking-work
+        /// thread; answer with ``contextEstablished(_:)``.
+        case establish(NegotiateContext, input: [UInt8]?)
         /// The Bearer token sent was refused: get a token other than this one from the session's
         /// token source; answer with ``tokenRefreshed()`` or ``failed(_:)``.
         case refreshToken(rejecting: IssuedToken)
@@ -86,7 +89,8 @@ struct TaskStateMachine {
                 maximumRoundTrips: configuration.maximumChallengeRoundTrips,
                 allowsCleartextPasswords: configuration.allowsCleartextPasswords,
                 recordsTraces: configuration.eventObserver != nil,
-                methods: configuration.authenticationMethods
+                methods: configuration.authenticationMethods,
+                negotiate: configuration.negotiate
             )
             origin = hop
             proxy = hop
@@ -109,6 +113,7 @@ struct TaskStateMachine {
         case routing
         case waitingForHead(forwardProxy: ProxyEndpoint?, expectation: DigestAuthorizer.Expectation?)
         case resolving(AuthHop.Party, Received)
+        case establishing(AuthHop.Party, Received)
         case refreshingToken
         case decidingRedirect(Received, DigestBodyCheck?)
         case delivering(HTTPResponse)
@@ -251,6 +256,14 @@ struct TaskStateMachine {
         return proceed(withHop(party) { $0.answered(answer, url: url) }, party, received)
     }
 
+    /// The outcome of the Negotiate step ``Action/establish(_:input:)`` asked for.
+    mutating func contextEstablished(_ outcome: Result<Void, SesameError>) -> Action {
+        guard case .establishing(let party, let received) = state else { return impossible("contextEstablished") }
+        state = .resolving(party, received)
+        let url = request.url
+        return proceed(withHop(party) { $0.contextEstablished(outcome, url: url) }, party, received)
+    }
+
     /// A token other than the refused one is ready at the session's token source: the request
     /// goes again.
     mutating func tokenRefreshed() -> Action {
@@ -348,6 +361,9 @@ struct TaskStateMachine {
             return .lookUpCredential(space)
         case .ask(let entry, let challenge):
             return .ask(entry, challenge)
+        case .establish(let context, let input):
+            state = .establishing(party, received)
+            return .establish(context, input: input)
         case .fail(let error):
             return fail(error)
         case .retry where request.body?.isReplayable ?? true:

@@ -12,12 +12,19 @@ final class FetchAuthentication: Sendable {
     private let traces = LockedTraces()
 
     init(options: FetchOptions) throws {
-        user = options.user?.user
-        password = try options.user?.resolvedPassword()
+        // `-u :` names no credential: default handling answers Negotiate with the ticket cache.
+        let given = options.user?.isTicketCache == true ? nil : options.user
+        user = given?.user
+        password = try given?.resolvedPassword()
         preemptiveBasic = options.basicOnly && options.user != nil
         storage = try CredentialStoreOption.storage(options.credentialStore)
         saves = options.saveCredentials
-        methods = options.basicOnly ? [.httpBasic] : options.digestOnly ? [.httpDigest] : nil
+        methods =
+            options.basicOnly
+            ? [.httpBasic]
+            : options.digestOnly
+                ? [.httpDigest]
+                : options.negotiateOnly ? [.negotiate] : options.anyAuth ? nil : [.httpBasic, .httpDigest]
     }
 
     /// Records a challenge trace (called from the session's event observer).
@@ -25,7 +32,8 @@ final class FetchAuthentication: Sendable {
         if case .challenge(let trace) = event { traces.append(trace) }
     }
 
-    /// The schemes answered: `--basic` or `--digest` alone, else every scheme.
+    /// The schemes answered: `--basic`, `--digest` or `--negotiate` alone; with `--anyauth` every
+    /// scheme; else the password schemes (as curl, Negotiate only when asked).
     let methods: Set<AuthenticationMethod>?
 
     /// `request` with the credential where the session finds it: in the URL's user info (used
@@ -33,7 +41,8 @@ final class FetchAuthentication: Sendable {
     func offering(to request: HTTPRequest) throws -> HTTPRequest {
         var request = request
         guard let user, let password else { return request }
-        if request.url.scheme?.lowercased() == "http" {
+        // Negotiate sends a Kerberos ticket, never the password.
+        if request.url.scheme?.lowercased() == "http", methods != [.negotiate] {
             // Typed on the command line for an http URL: the user chose this for that URL's origin
             // (the password in the URL is the consent), never for the hosts a redirect leads to.
             Output.error(

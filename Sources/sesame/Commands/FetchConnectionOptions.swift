@@ -88,7 +88,7 @@ enum FetchConnectionOptions {
         var proxy = environment
         if let given = options.proxy { proxy = given.isEmpty ? .none : ProxyConfiguration(proxy: given) }
         if let list = options.noProxy { proxy.noProxy = NoProxyList(list) }
-        guard let proxyUser = options.proxyUser else { return (proxy, options.proxyMethods) }
+        guard let proxyUser = options.proxyUser, !proxyUser.isTicketCache else { return (proxy, options.proxyMethods) }
         guard proxy.httpProxy != nil || proxy.httpsProxy != nil else {
             Output.error("warning: -U was given but no proxy is set (-x or the environment)")
             return (proxy, options.proxyMethods)

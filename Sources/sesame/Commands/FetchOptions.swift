@@ -39,6 +39,12 @@ struct FetchOptions {
     var bearerRefreshCommand: String?
     var basicOnly = false
     var digestOnly = false
+    /// `--negotiate`: Negotiate (Kerberos) only.
+    var negotiateOnly = false
+    /// `--anyauth`: every scheme Sesame answers, Negotiate included.
+    var anyAuth = false
+    /// `--delegation`: whether the Kerberos ticket is forwarded.
+    var delegation = NegotiateOptions.Delegation.none
     var usesNetrc = false
     var netrcFile: String?
     var credentialStore: String?
@@ -56,7 +62,8 @@ struct FetchOptions {
     var keyPassword: String?
     var proxy: String?
     var proxyUser: UserOption?
-    var proxyMethods: Set<AuthenticationMethod>?
+    /// The proxy schemes answered (curl's default: the password schemes; nil: every scheme).
+    var proxyMethods: Set<AuthenticationMethod>? = [.httpBasic, .httpDigest]
     var noProxy: String?
     var httpVersion: HTTPVersionPreference = .http2
 
@@ -64,7 +71,7 @@ struct FetchOptions {
         valued: ([
             "-X", "--request", "-H", "--header", "-d", "--data", "--data-binary", "--data-raw", "-o", "--output",
             "--max-redirs", "--connect-timeout", "--expect100-timeout", "-m", "--max-time", "--cacert", "--capath",
-            "--url", "-u", "--user", "--oauth2-bearer", "--oauth2-refresh",
+            "--url", "-u", "--user", "--oauth2-bearer", "--oauth2-refresh", "--delegation",
             "--netrc-file", "--credential-store", "--pin-cert", "--pinning-mode", "--pinnedpubkey", "--crl",
             "--crlfile", "--anchors", "-E", "--cert", "--cert-type", "--key", "--pass", "-x", "--proxy", "-U",
             "--proxy-user", "--noproxy", "--data-urlencode", "-F", "--form", "--json", "--charset", "--decode-charset",
@@ -74,7 +81,8 @@ struct FetchOptions {
             "-i", "--include", "-v", "--verbose", "-s", "--silent", "-S", "--show-error", "-L", "--location", "-k",
             "--insecure", "-f", "--fail", "--basic", "--digest", "--anyauth", "-n", "--netrc", "--save-credentials",
             "--no-validate-domain", "--anchors-only", "--cert-status", "--proxy-basic", "--proxy-digest",
-            "--proxy-anyauth", "--atomic", "--remove-on-error", "--http1.1", "--http2", "--http2-prior-knowledge",
+            "--proxy-anyauth", "--negotiate", "--proxy-negotiate", "--atomic", "--remove-on-error", "--http1.1",
+            "--http2", "--http2-prior-knowledge",
         ] as Set<String>).union(CertificatePolicyOptions.switches)
     )
 
@@ -137,6 +145,16 @@ struct FetchOptions {
                 case "-U", "--proxy-user": options.proxyUser = try UserOption(value, option: "-U")
                 case "--noproxy": options.noProxy = value
                 case "-u", "--user": options.user = try UserOption(value)
+                case "--delegation":
+                    switch value.lowercased() {
+                    case "none": options.delegation = .none
+                    case "policy": options.delegation = .policy
+                    case "always": options.delegation = .always
+                    default:
+                        throw Arguments.UsageError(
+                            description: "--delegation takes none, policy or always, not '\(value)'"
+                        )
+                    }
                 case "--oauth2-bearer": options.bearerToken = value
                 case "--oauth2-refresh": options.bearerRefreshCommand = value
                 case "--netrc-file":
@@ -178,14 +196,21 @@ struct FetchOptions {
                 case "--http2-prior-knowledge": options.httpVersion = .http2PriorKnowledge
                 case "-f", "--fail": options.failOnHTTPError = true
                 case "--basic":
-                    options.basicOnly = true
-                    options.digestOnly = false
+                    (options.basicOnly, options.digestOnly, options.negotiateOnly, options.anyAuth) = (
+                        true, false, false, false
+                    )
                 case "--digest":
-                    options.digestOnly = true
-                    options.basicOnly = false
+                    (options.basicOnly, options.digestOnly, options.negotiateOnly, options.anyAuth) = (
+                        false, true, false, false
+                    )
+                case "--negotiate":
+                    (options.basicOnly, options.digestOnly, options.negotiateOnly, options.anyAuth) = (
+                        false, false, true, false
+                    )
                 case "--anyauth":
-                    options.basicOnly = false
-                    options.digestOnly = false
+                    (options.basicOnly, options.digestOnly, options.negotiateOnly, options.anyAuth) = (
+                        false, false, false, true
+                    )
                 case "-n", "--netrc": options.usesNetrc = true
                 case "--save-credentials": options.saveCredentials = true
                 case "--no-validate-domain": options.validatesDomain = false
@@ -195,6 +220,7 @@ struct FetchOptions {
                 case "--cert-status": options.requiresStapledOCSP = true
                 case "--proxy-basic": options.proxyMethods = [.httpBasic]
                 case "--proxy-digest": options.proxyMethods = [.httpDigest]
+                case "--proxy-negotiate": options.proxyMethods = [.negotiate]
                 case "--proxy-anyauth": options.proxyMethods = nil
                 default: throw Arguments.UsageError(description: "unknown option \(name)")
                 }
@@ -223,7 +249,15 @@ struct FetchOptions {
         if (options.keyFile != nil || options.certificateType != nil) && options.clientCertificate == nil {
             throw Arguments.UsageError(description: "--key and --cert-type need -E/--cert FILE")
         }
-        if options.saveCredentials && options.user == nil {
+        if options.user?.isTicketCache == true && !(options.negotiateOnly || options.anyAuth) {
+            throw Arguments.UsageError(description: "-u : (the Kerberos ticket cache) needs --negotiate or --anyauth")
+        }
+        if options.proxyUser?.isTicketCache == true && options.proxyMethods?.contains(.negotiate) == false {
+            throw Arguments.UsageError(
+                description: "-U : (the Kerberos ticket cache) needs --proxy-negotiate or --proxy-anyauth"
+            )
+        }
+        if options.saveCredentials && (options.user == nil || options.user?.isTicketCache == true) {
             throw Arguments.UsageError(description: "--save-credentials needs -u USER[:PASSWORD]")
         }
         return options

@@ -1,0 +1,206 @@
+import Foundation
+import SesameTesting
+import Testing
+
+@testable import Sesame
+
+/// The realm every Negotiate test shares: one KDC per test process. Kerberos finds it through
+/// `KRB5_CONFIG`, which is process-wide, and the default ticket cache is one file: the suite
+/// runs its tests one at a time.
+private let sharedRealm = Task { () throws -> KerberosRealm in
+    let realm = try await KerberosRealm(services: ["HTTP/localhost"])
+    realm.useInThisProcess()
+    return realm
+}
+
+/// Negotiate (RFC 4559, Kerberos through SPNEGO) against Apache httpd's `mod_auth_gssapi` with a
+/// loopback MIT KDC, and against scripted servers that misbehave.
+@Suite(.serialized) struct NegotiateTests {
+    /// Answers Negotiate with `credential` (nil: default handling, the ticket cache) and Basic
+    /// with `basic`.
+    final class Answer: SessionTaskDelegate {
+        let credential: Credential?
+        let basic: Credential?
+        let asked = Recorder<String>()
+        init(_ credential: Credential?, basic: Credential? = nil) {
+            self.credential = credential
+            self.basic = basic
+        }
+        func session(
+            _ session: Session,
+            task: SessionTask,
+            didReceive challenge: AuthenticationChallenge
+        ) async -> (AuthChallengeDisposition, Credential?) {
+            let method = challenge.protectionSpace.authenticationMethod
+            asked.append("\(method) \(challenge.previousFailureCount)")
+            switch method {
+            case .negotiate: return credential.map { (.useCredential, $0) } ?? (.performDefaultHandling, nil)
+            case .httpBasic: return basic.map { (.useCredential, $0) } ?? (.performDefaultHandling, nil)
+            default: return (.performDefaultHandling, nil)
+            }
+        }
+    }
+
+    private func session(_ delegate: Answer?, events: Recorder<SessionEvent>? = nil) -> Session {
+        var configuration = SessionConfiguration.default
+        configuration.proxy = .none
+        configuration.allowsCleartextPasswords = true
+        if let events { configuration.eventObserver = { events.append($0) } }
+        return Session(configuration: configuration, delegate: delegate)
+    }
+
+    private static func password(_ user: String) -> Credential {
+        Credential(user: user, password: KerberosRealm.users[user]!, persistence: .none)
+    }
+
+    @Test func aPasswordGetsATicketAndTheServerProvesItself() async throws {
+        let realm = try await sharedRealm.value
+        let apache = try await ApacheServer(kerberos: realm)
+        defer { apache.stop() }
+        let events = Recorder<SessionEvent>()
+        let session = session(Answer(Self.password("bob")), events: events)
+        let url = URL(string: "http://localhost:\(apache.port)/negotiate/ok.txt")!
+        let (data, response) = try await session.data(from: url)
+        #expect(response.status == 200)
+        #expect(String(decoding: data, as: UTF8.self) == "negotiate ok\n")
+        // mod_auth_gssapi sends its final token (the AP-REP); a token that did not verify fails.
+        #expect(response.headers["WWW-Authenticate"]?.hasPrefix("Negotiate ") == true)
+        #expect(await apache.accessLog(atLeast: 2).count == 2)
+        #expect(apache.authenticatedUsers.last?.hasPrefix("bob@\(KerberosRealm.name) GET") == true)
+        #expect(!events.all.contains { if case .challengeHeaderProblem = $0 { true } else { false } }, "\(events.all)")
+    }
+
+    @Test func defaultHandlingAnswersWithTheTicketCache() async throws {
+        let realm = try await sharedRealm.value
+        let cache = realm.useInThisProcess()
+        try realm.kinit("alice", into: cache)
+        defer { realm.kdestroy(cache) }
+        let apache = try await ApacheServer(kerberos: realm)
+        defer { apache.stop() }
+        let url = URL(string: "http://localhost:\(apache.port)/negotiate/ok.txt")!
+        // Without a delegate and with one that answers default handling.
+        for delegate in [nil, Answer(nil)] {
+            let (data, response) = try await session(delegate).data(from: url)
+            #expect(response.status == 200)
+            #expect(String(decoding: data, as: UTF8.self) == "negotiate ok\n")
+        }
+        #expect(apache.authenticatedUsers.filter { $0.hasPrefix("alice@\(KerberosRealm.name) GET") }.count == 2)
+    }
+
+    @Test func withoutATicketThe401IsDeliveredAndSaysWhy() async throws {
+        let realm = try await sharedRealm.value
+        realm.kdestroy(realm.useInThisProcess())
+        let apache = try await ApacheServer(kerberos: realm)
+        defer { apache.stop() }
+        let events = Recorder<SessionEvent>()
+        let url = URL(string: "http://localhost:\(apache.port)/negotiate/ok.txt")!
+        let (_, response) = try await session(nil, events: events).data(from: url)
+        #expect(response.status == 401)
+        let problems = events.all.compactMap { if case .challengeHeaderProblem(let text) = $0 { text } else { nil } }
+        #expect(problems.contains { $0.contains("No Kerberos credentials available") }, "\(problems)")
+    }
+
+    @Test func withoutATicketBasicIsAnsweredNext() async throws {
+        let realm = try await sharedRealm.value
+        realm.kdestroy(realm.useInThisProcess())
+        let apache = try await ApacheServer(kerberos: realm)
+        defer { apache.stop() }
+        let delegate = Answer(nil, basic: Self.password("alice"))
+        let url = URL(string: "http://localhost:\(apache.port)/negotiate-or-basic/ok.txt")!
+        let (data, response) = try await session(delegate).data(from: url)
+        #expect(response.status == 200)
+        #expect(String(decoding: data, as: UTF8.self) == "negotiate ok\n")
+        // Negotiate is offered first and asked first; Basic after its ticket could not be had.
+        #expect(delegate.asked.all == ["Negotiate 0", "Basic 0"])
+    }
+
+    @Test func aWrongPasswordFailsWithKerberosOwnWords() async throws {
+        let realm = try await sharedRealm.value
+        let apache = try await ApacheServer(kerberos: realm)
+        defer { apache.stop() }
+        let wrong = Credential(user: "alice", password: "not-her-password", persistence: .none)
+        let url = URL(string: "http://localhost:\(apache.port)/negotiate/ok.txt")!
+        let error = await #expect(throws: SesameError.self) { try await session(Answer(wrong)).data(from: url) }
+        #expect(error?.code == .negotiateFailed)
+        #expect(error?.detail.contains("alice") == true)
+        #expect(error?.detail.contains("not-her-password") == false)
+        // Nothing was sent: no ticket, no password.
+        #expect(await apache.accessLog(atLeast: 1).count == 1)
+    }
+
+    @Test func aServerWithoutAPrincipalIsNamed() async throws {
+        let realm = try await sharedRealm.value
+        let apache = try await ApacheServer(kerberos: realm)
+        defer { apache.stop() }
+        // The realm has HTTP/localhost only: the URL's host is the principal, never looked up.
+        let url = URL(string: "http://127.0.0.1:\(apache.port)/negotiate/ok.txt")!
+        let error = await #expect(throws: SesameError.self) {
+            try await session(Answer(Self.password("alice"))).data(from: url)
+        }
+        #expect(error?.code == .negotiateFailed)
+        #expect(
+            error?.detail.contains("HTTP/127.0.0.1@\(KerberosRealm.name) not found") == true,
+            "\(String(describing: error))"
+        )
+    }
+
+    @Test func aFinalTokenThatDoesNotVerifyFailsTheTask() async throws {
+        _ = try await sharedRealm.value
+        var configuration = LocalServer.Configuration.plainHTTP
+        // Takes any ticket, then claims success with a token that is no Kerberos reply.
+        configuration.handler = { request in
+            guard request.headers["authorization"]?.hasPrefix("Negotiate ") == true else {
+                return .text("who are you", status: 401, headers: [("WWW-Authenticate", "Negotiate")])
+            }
+            return .text("forged", headers: [("WWW-Authenticate", "Negotiate oQcwBaADCgEA")])
+        }
+        let server = try LocalServer(configuration)
+        defer { server.shutdown() }
+        let error = await #expect(throws: SesameError.self) {
+            try await session(Answer(Self.password("alice"))).data(from: URL(string: server.baseURL + "/")!)
+        }
+        #expect(error?.code == .serverAuthenticationFailed, "\(String(describing: error))")
+    }
+
+    @Test func aSuccessWithoutAFinalTokenIsDeliveredWithAWarning() async throws {
+        _ = try await sharedRealm.value
+        var configuration = LocalServer.Configuration.plainHTTP
+        configuration.handler = { request in
+            guard request.headers["authorization"]?.hasPrefix("Negotiate ") == true else {
+                return .text("who are you", status: 401, headers: [("WWW-Authenticate", "Negotiate")])
+            }
+            return .text("trust me")
+        }
+        let server = try LocalServer(configuration)
+        defer { server.shutdown() }
+        let events = Recorder<SessionEvent>()
+        let (data, response) = try await session(Answer(Self.password("alice")), events: events)
+            .data(from: URL(string: server.baseURL + "/")!)
+        #expect(response.status == 200)
+        #expect(String(decoding: data, as: UTF8.self) == "trust me")
+        let problems = events.all.compactMap { if case .challengeHeaderProblem(let text) = $0 { text } else { nil } }
+        #expect(problems.contains { $0.contains("did not prove its identity") }, "\(problems)")
+    }
+
+    @Test func theCLIAnswersNegotiateOnlyWhenAsked() async throws {
+        let realm = try await sharedRealm.value
+        let cache = "FILE:" + realm.prefix.appendingPathComponent("cli.ccache").path
+        try realm.kinit("alice", into: cache)
+        defer { realm.kdestroy(cache) }
+        let apache = try await ApacheServer(kerberos: realm)
+        defer { apache.stop() }
+        let url = "http://localhost:\(apache.port)/negotiate/ok.txt"
+        var environment = realm.environment
+        environment["KRB5CCNAME"] = cache
+        let asked = try await runSesame(["--negotiate", "-u", ":", "-v", url], environment: environment)
+        #expect(asked.status == 0, "\(asked.stderr)")
+        #expect(asked.stdout == "negotiate ok\n")
+        #expect(asked.stderr.contains("> Authorization: Negotiate "))
+        // As curl: without --negotiate (or --anyauth) the 401 stands.
+        let unasked = try await runSesame(["-i", url], environment: environment)
+        #expect(unasked.stdout.hasPrefix("HTTP/1.1 401"), "\(unasked.stdout)")
+        let usage = try await runSesame(["-u", ":", url], environment: environment)
+        #expect(usage.status == 2)
+        #expect(usage.stderr.contains("needs --negotiate"))
+    }
+}
