@@ -69,6 +69,17 @@ public final class KerberosRealm: Sendable {
         throw lastError ?? TestingError("krb5kdc did not start")
     }
 
+    /// The realm of this test process, started on first use with `HTTP/localhost`, and pointed to
+    /// by this process's Kerberos (``useInThisProcess()``). `KRB5_CONFIG` is process-wide, so
+    /// every test that uses Kerberos in the process shares this one.
+    public static func shared() async throws -> KerberosRealm { try await sharedRealm.value }
+
+    private static let sharedRealm = Task { () throws -> KerberosRealm in
+        let realm = try await KerberosRealm(services: ["HTTP/localhost"])
+        realm.useInThisProcess()
+        return realm
+    }
+
     /// `KRB5_CONFIG` and `KRB5_KDC_PROFILE` for processes that use the realm.
     public var environment: [String: String] { Self.environment(prefix: prefix) }
 

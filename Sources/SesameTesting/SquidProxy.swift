@@ -5,15 +5,27 @@ import Sesame
 /// in absolute form and `CONNECT` tunnels to any loopback port, for users ``users`` only.
 ///
 /// ``Scheme/basic`` offers Basic (`basic_ncsa_auth`); ``Scheme/digestFirst`` offers Digest MD5
-/// (`digest_file_auth`) first and Basic second, as squid does when both are configured. squid
-/// removes `Proxy-Authorization` before forwarding. Nothing is cached.
+/// (`digest_file_auth`) first and Basic second, as squid does when both are configured;
+/// ``Scheme/negotiate(_:)`` offers Negotiate (`negotiate_kerberos_auth` with the realm's
+/// `HTTP/localhost` key, so the proxy is reached as `localhost`). squid removes
+/// `Proxy-Authorization` before forwarding. Nothing is cached.
 public final class SquidProxy: Sendable {
     /// The authentication scheme the proxy asks for.
-    public enum Scheme: Sendable {
+    public enum Scheme: Sendable, Equatable {
         /// Basic only.
         case basic
         /// Digest MD5 first, Basic second.
         case digestFirst
+        /// Negotiate (Kerberos) only, for the users of this realm.
+        case negotiate(KerberosRealm)
+
+        public static func == (lhs: Scheme, rhs: Scheme) -> Bool {
+            switch (lhs, rhs) {
+            case (.basic, .basic), (.digestFirst, .digestFirst): true
+            case (.negotiate(let a), .negotiate(let b)): a === b
+            default: false
+            }
+        }
     }
 
     /// The realm of both schemes.
@@ -68,6 +80,25 @@ public final class SquidProxy: Sendable {
             auth_param digest nonce_max_count 1000
 
             """
+        var helperEnvironment: [String: String] = [:]
+        var negotiate = ""
+        if case .negotiate(let realm) = scheme {
+            // The helper reads the keytab named by KRB5_KTNAME; squid passes its environment on.
+            helperEnvironment = realm.environment
+            helperEnvironment["KRB5_KTNAME"] = "FILE:" + realm.keytab.path
+            negotiate = """
+                auth_param negotiate program /usr/lib/squid/negotiate_kerberos_auth -s HTTP/localhost@\(KerberosRealm.name)
+                auth_param negotiate children 2
+                auth_param negotiate keep_alive on
+
+                """
+        }
+        let basic = """
+            auth_param basic program /usr/lib/squid/basic_ncsa_auth \(basicFile)
+            auth_param basic children 2
+            auth_param basic realm \(Self.realm)
+
+            """
         var lastError: (any Error)?
         for _ in 0..<5 {
             let port = LoopbackPort.unused()
@@ -83,10 +114,7 @@ public final class SquidProxy: Sendable {
                 cache_mem 8 MB
                 shutdown_lifetime 0 seconds
                 netdb_filename none
-                \(scheme == .digestFirst ? digest : "")auth_param basic program /usr/lib/squid/basic_ncsa_auth \(basicFile)
-                auth_param basic children 2
-                auth_param basic realm \(Self.realm)
-                acl authed proxy_auth REQUIRED
+                \(scheme == .digestFirst ? digest : "")\(negotiate.isEmpty ? basic : negotiate)acl authed proxy_auth REQUIRED
                 http_access allow authed
                 http_access deny all
                 """
@@ -96,7 +124,7 @@ public final class SquidProxy: Sendable {
             let process = try ChildProcess(
                 executable: squid,
                 arguments: ["-N", "-f", configurationPath],
-                environment: ["PATH": "/usr/sbin:/usr/bin:/bin"],
+                environment: helperEnvironment.merging(["PATH": "/usr/sbin:/usr/bin:/bin"]) { $1 },
                 logPath: prefix.appendingPathComponent("stderr.log").path
             )
             if await LoopbackPort.waitUntilListening(

@@ -4,15 +4,6 @@ import Testing
 
 @testable import Sesame
 
-/// The realm every Negotiate test shares: one KDC per test process. Kerberos finds it through
-/// `KRB5_CONFIG`, which is process-wide, and the default ticket cache is one file: the suite
-/// runs its tests one at a time.
-private let sharedRealm = Task { () throws -> KerberosRealm in
-    let realm = try await KerberosRealm(services: ["HTTP/localhost"])
-    realm.useInThisProcess()
-    return realm
-}
-
 /// Negotiate (RFC 4559, Kerberos through SPNEGO) against Apache httpd's `mod_auth_gssapi` with a
 /// loopback MIT KDC, and against scripted servers that misbehave.
 @Suite(.serialized) struct NegotiateTests {
@@ -54,7 +45,7 @@ private let sharedRealm = Task { () throws -> KerberosRealm in
     }
 
     @Test func aPasswordGetsATicketAndTheServerProvesItself() async throws {
-        let realm = try await sharedRealm.value
+        let realm = try await KerberosRealm.shared()
         let apache = try await ApacheServer(kerberos: realm)
         defer { apache.stop() }
         let events = Recorder<SessionEvent>()
@@ -71,7 +62,7 @@ private let sharedRealm = Task { () throws -> KerberosRealm in
     }
 
     @Test func defaultHandlingAnswersWithTheTicketCache() async throws {
-        let realm = try await sharedRealm.value
+        let realm = try await KerberosRealm.shared()
         let cache = realm.useInThisProcess()
         try realm.kinit("alice", into: cache)
         defer { realm.kdestroy(cache) }
@@ -88,7 +79,7 @@ private let sharedRealm = Task { () throws -> KerberosRealm in
     }
 
     @Test func withoutATicketThe401IsDeliveredAndSaysWhy() async throws {
-        let realm = try await sharedRealm.value
+        let realm = try await KerberosRealm.shared()
         realm.kdestroy(realm.useInThisProcess())
         let apache = try await ApacheServer(kerberos: realm)
         defer { apache.stop() }
@@ -101,7 +92,7 @@ private let sharedRealm = Task { () throws -> KerberosRealm in
     }
 
     @Test func withoutATicketBasicIsAnsweredNext() async throws {
-        let realm = try await sharedRealm.value
+        let realm = try await KerberosRealm.shared()
         realm.kdestroy(realm.useInThisProcess())
         let apache = try await ApacheServer(kerberos: realm)
         defer { apache.stop() }
@@ -115,7 +106,7 @@ private let sharedRealm = Task { () throws -> KerberosRealm in
     }
 
     @Test func aWrongPasswordFailsWithKerberosOwnWords() async throws {
-        let realm = try await sharedRealm.value
+        let realm = try await KerberosRealm.shared()
         let apache = try await ApacheServer(kerberos: realm)
         defer { apache.stop() }
         let wrong = Credential(user: "alice", password: "not-her-password", persistence: .none)
@@ -129,7 +120,7 @@ private let sharedRealm = Task { () throws -> KerberosRealm in
     }
 
     @Test func aServerWithoutAPrincipalIsNamed() async throws {
-        let realm = try await sharedRealm.value
+        let realm = try await KerberosRealm.shared()
         let apache = try await ApacheServer(kerberos: realm)
         defer { apache.stop() }
         // The realm has HTTP/localhost only: the URL's host is the principal, never looked up.
@@ -145,7 +136,7 @@ private let sharedRealm = Task { () throws -> KerberosRealm in
     }
 
     @Test func aFinalTokenThatDoesNotVerifyFailsTheTask() async throws {
-        _ = try await sharedRealm.value
+        _ = try await KerberosRealm.shared()
         var configuration = LocalServer.Configuration.plainHTTP
         // Takes any ticket, then claims success with a token that is no Kerberos reply.
         configuration.handler = { request in
@@ -163,7 +154,7 @@ private let sharedRealm = Task { () throws -> KerberosRealm in
     }
 
     @Test func aSuccessWithoutAFinalTokenIsDeliveredWithAWarning() async throws {
-        _ = try await sharedRealm.value
+        _ = try await KerberosRealm.shared()
         var configuration = LocalServer.Configuration.plainHTTP
         configuration.handler = { request in
             guard request.headers["authorization"]?.hasPrefix("Negotiate ") == true else {
@@ -183,7 +174,7 @@ private let sharedRealm = Task { () throws -> KerberosRealm in
     }
 
     @Test func theCLIAnswersNegotiateOnlyWhenAsked() async throws {
-        let realm = try await sharedRealm.value
+        let realm = try await KerberosRealm.shared()
         let cache = "FILE:" + realm.prefix.appendingPathComponent("cli.ccache").path
         try realm.kinit("alice", into: cache)
         defer { realm.kdestroy(cache) }

@@ -106,6 +106,35 @@ import Testing
         #expect(delegate.challenges.all.count == 1)
     }
 
+    @Test func negotiateAnswersSquidForPlainRequestsAndTunnels() async throws {
+        let realm = try await KerberosRealm.shared()
+        let squid = try await SquidProxy(scheme: .negotiate(realm))
+        defer { squid.stop() }
+        let plainOrigin = try origin(tls: false)
+        defer { plainOrigin.shutdown() }
+        let tlsOrigin = try origin(tls: true)
+        defer { tlsOrigin.shutdown() }
+        let password = KerberosRealm.users["alice"]!
+        let delegate = Answer(Credential(user: "alice", password: password, persistence: .forSession))
+        // The proxy's principal is HTTP/localhost: it is reached by that name.
+        let session = session(proxy: "http://localhost:\(squid.port)", delegate: delegate)
+        let (data, response) = try await session.data(from: URL(string: "http://127.0.0.1:\(plainOrigin.port)/hello")!)
+        #expect(response.status == 200)
+        #expect(String(decoding: data, as: UTF8.self) == "origin saw GET /hello")
+        let (secret, tunneled) = try await session.data(
+            from: URL(string: "https://localhost:\(tlsOrigin.port)/secret")!
+        )
+        #expect(tunneled.status == 200)
+        #expect(String(decoding: secret, as: UTF8.self) == "origin saw GET /secret")
+        let methods = delegate.challenges.all.map(\.protectionSpace.authenticationMethod)
+        #expect(!methods.isEmpty && methods.allSatisfy { $0 == .negotiate }, "\(methods)")
+        #expect(delegate.challenges.all.allSatisfy { $0.protectionSpace.isProxy })
+        // squid logs a CONNECT when its tunnel closes; the plain request's line is there now.
+        #expect(squid.accessLog.contains { $0.contains("alice@\(KerberosRealm.name)") && $0.contains("GET http://") })
+        #expect(plainOrigin.requests.allSatisfy { $0.headers["Proxy-Authorization"] == nil })
+        #expect(!password.isEmpty && !squid.accessLog.joined().contains(password))
+    }
+
     @Test func wrongProxyPasswordsAreBounded() async throws {
         let squid = try await SquidProxy(scheme: .basic)
         defer { squid.stop() }

@@ -62,6 +62,39 @@ import Testing
         }
     }
 
+    /// An intranet login as Apple's platforms take it: Negotiate answered with a user and password
+    /// (a Kerberos ticket is acquired with it), everything else by default handling.
+    class IntranetLogin: NSObject, URLSessionTaskDelegate {
+        var asked: [String] = []
+        func urlSession(
+            _ session: URLSession,
+            task: URLSessionTask,
+            didReceive challenge: URLAuthenticationChallenge,
+            completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+        ) {
+            asked.append(challenge.protectionSpace.authenticationMethod)
+            guard challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodNegotiate else {
+                completionHandler(.performDefaultHandling, nil)
+                return
+            }
+            let password = KerberosRealm.users["alice"]!
+            completionHandler(.useCredential, URLCredential(user: "alice", password: password, persistence: .none))
+        }
+    }
+
+    @Test func negotiateIsAnsweredWithAURLCredential() async throws {
+        let realm = try await KerberosRealm.shared()
+        let apache = try await ApacheServer(kerberos: realm)
+        defer { apache.stop() }
+        let delegate = IntranetLogin()
+        let session = URLSession(configuration: .ephemeral, delegate: delegate, delegateQueue: nil)
+        let url = URL(string: "http://localhost:\(apache.port)/negotiate/ok.txt")!
+        let (data, response) = try await session.data(from: url)
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
+        #expect(String(data: data, encoding: .utf8) == "negotiate ok\n")
+        #expect(delegate.asked == [NSURLAuthenticationMethodNegotiate])
+    }
+
     /// The async delegate form, at the task level, answering Basic with `URLCredential`.
     class AsyncLogin: NSObject, URLSessionTaskDelegate {
         func urlSession(
