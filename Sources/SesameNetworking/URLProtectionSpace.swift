@@ -27,8 +27,9 @@ public let NSURLAuthenticationMethodHTMLForm = "NSURLAuthenticationMethodHTMLFor
 /// NTLM. Challenges reach the delegates; SesameNetworking cannot answer them with a credential yet,
 /// so default handling goes on without one.
 public let NSURLAuthenticationMethodNTLM = "NSURLAuthenticationMethodNTLM"
-/// Negotiate (Kerberos). Challenges reach the delegates; SesameNetworking cannot answer them with a
-/// credential yet, so default handling goes on without one.
+/// Negotiate (Kerberos through SPNEGO). Default handling answers with the user's ticket cache; a
+/// `URLCredential(user:password:persistence:)` acquires a ticket with its password. Kerberos only,
+/// unlike Apple's NTLM fallback (Migrating.md).
 public let NSURLAuthenticationMethodNegotiate = "NSURLAuthenticationMethodNegotiate"
 /// A client certificate, asked for during the TLS handshake.
 public let NSURLAuthenticationMethodClientCertificate = "NSURLAuthenticationMethodClientCertificate"

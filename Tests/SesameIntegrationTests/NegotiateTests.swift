@@ -36,12 +36,13 @@ import Testing
         var configuration = SessionConfiguration.default
         configuration.proxy = .none
         configuration.allowsCleartextPasswords = true
+        configuration.credentialStorage = CredentialStorage()
         if let events { configuration.eventObserver = { events.append($0) } }
         return Session(configuration: configuration, delegate: delegate)
     }
 
-    private static func password(_ user: String) -> Credential {
-        Credential(user: user, password: KerberosRealm.users[user]!, persistence: .none)
+    private static func password(_ user: String, _ persistence: CredentialPersistence = .none) -> Credential {
+        Credential(user: user, password: KerberosRealm.users[user]!, persistence: persistence)
     }
 
     @Test func aPasswordGetsATicketAndTheServerProvesItself() async throws {
@@ -49,7 +50,8 @@ import Testing
         let apache = try await ApacheServer(kerberos: realm)
         defer { apache.stop() }
         let events = Recorder<SessionEvent>()
-        let session = session(Answer(Self.password("bob")), events: events)
+        let delegate = Answer(Self.password("bob", .forSession))
+        let session = session(delegate, events: events)
         let url = URL(string: "http://localhost:\(apache.port)/negotiate/ok.txt")!
         let (data, response) = try await session.data(from: url)
         #expect(response.status == 200)
@@ -58,6 +60,11 @@ import Testing
         #expect(response.headers["WWW-Authenticate"]?.hasPrefix("Negotiate ") == true)
         #expect(await apache.accessLog(atLeast: 2).count == 2)
         #expect(apache.authenticatedUsers.last?.hasPrefix("bob@\(KerberosRealm.name) GET") == true)
+        // Never preemptive: the next request is challenged, and answered from the storage.
+        let (_, again) = try await session.data(from: url)
+        #expect(again.status == 200)
+        #expect(await apache.accessLog(atLeast: 4).count == 4)
+        #expect(delegate.asked.all == ["Negotiate 0"])
         #expect(!events.all.contains { if case .challengeHeaderProblem = $0 { true } else { false } }, "\(events.all)")
     }
 

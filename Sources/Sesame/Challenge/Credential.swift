@@ -42,7 +42,6 @@ public struct Credential: Sendable, Equatable, CustomStringConvertible {
         persistence = .forSession
     }
 
-    /// The user name of a password credential.
     /// The user's Kerberos ticket cache: what default handling answers a Negotiate challenge with.
     static let ticketCache = Credential(kind: .ticketCache, persistence: .none)
 
@@ -57,6 +56,7 @@ public struct Credential: Sendable, Equatable, CustomStringConvertible {
         return false
     }
 
+    /// The user name of a password credential.
     public var user: String? {
         if case .password(let user, _) = kind { return user }
         return nil
