@@ -5,7 +5,8 @@
 # (loaded at run time for the Secret Service store) with GNOME Keyring, dbus-daemon and secret-tool
 # (the keyring peer: a private session bus per test), nghttpd (an HTTP/2 peer), h2load (the load
 # generator the benchmark measures the servers' ceiling with), MIT Kerberos's KDC, kadmin.local and
-# kinit with Apache's mod_auth_gssapi (the Negotiate peers; GSSAPI itself is loaded at run time), and httpbin under gunicorn in a
+# kinit with Apache's mod_auth_gssapi and gss-ntlmssp (the Negotiate peers; GSSAPI itself is loaded at
+# run time), and httpbin under gunicorn in a
 # Python virtual environment at .build/peers/httpbin-venv (a test peer). Idempotent: does nothing
 # when everything is present.
 set -euo pipefail
@@ -24,7 +25,7 @@ install_httpbin() {
     "$venv/bin/pip" install -q --disable-pip-version-check 'httpbin==0.10.4' 'gunicorn>=21,<24'
 }
 
-packages=(libssl-dev zlib1g-dev libbrotli-dev libnghttp2-dev pkg-config openssl ca-certificates publicsuffix nginx apache2 apache2-utils squid curl libcurl4-openssl-dev python3 python3-venv libsecret-1-0 libsecret-tools gnome-keyring dbus-daemon dbus-bin nghttp2-server nghttp2-client krb5-kdc krb5-admin-server krb5-user libgssapi-krb5-2 libapache2-mod-auth-gssapi)
+packages=(libssl-dev zlib1g-dev libbrotli-dev libnghttp2-dev pkg-config openssl ca-certificates publicsuffix nginx apache2 apache2-utils squid curl libcurl4-openssl-dev python3 python3-venv libsecret-1-0 libsecret-tools gnome-keyring dbus-daemon dbus-bin nghttp2-server nghttp2-client krb5-kdc krb5-admin-server krb5-user libgssapi-krb5-2 libapache2-mod-auth-gssapi gss-ntlmssp)
 missing=()
 for package in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then

@@ -7,13 +7,17 @@ import Sesame
 ///
 /// Given a ``KerberosRealm``, also `/negotiate/` behind `mod_auth_gssapi` (Kerberos only, the
 /// realm's `HTTP/host` keys), whose `ok.txt` answers "negotiate ok", and `/negotiate-or-basic/`,
-/// which offers Basic after Negotiate (the realm's users and passwords, checked by its KDC).
+/// which offers Basic after Negotiate (the realm's users and passwords, checked by its KDC), and
+/// `/negotiate-ntlm/`, which takes NTLM through SPNEGO (Debian's gss-ntlmssp, users
+/// ``ntlmUsers``) with each exchange bound to its connection.
 public final class ApacheServer: Sendable {
     /// The realm of both Digest paths.
     public static let digestRealm = "Sesame Digest"
     /// The users of both Digest paths and their passwords (one is not ASCII, to test UTF-8
     /// handling).
     public static let digestUsers = ["user": "passwd", "test": "123£", "Mufasa": "Circle Of Life"]
+    /// The NTLM users of `/negotiate-ntlm/` (`DOMAIN\\user`) and their passwords.
+    public static let ntlmUsers = ["SESAME\\carol": "carol-ntlm-password"]
     /// How many seconds a nonce of `/digest-stale/` lives before the server calls it stale.
     public static let staleNonceLifetime = 2
 
@@ -34,7 +38,7 @@ public final class ApacheServer: Sendable {
         }
         prefix = try ScratchFolder.make("apache")
         let htdocs = prefix.appendingPathComponent("htdocs")
-        for folder in ["digest", "digest-stale", "negotiate", "negotiate-or-basic"] {
+        for folder in ["digest", "digest-stale", "negotiate", "negotiate-or-basic", "negotiate-ntlm"] {
             let directory = htdocs.appendingPathComponent(folder)
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let text = folder.hasPrefix("negotiate") ? "negotiate ok\n" : "digest ok\n"
@@ -110,7 +114,10 @@ public final class ApacheServer: Sendable {
             let configurationPath = prefix.appendingPathComponent("httpd.conf").path
             try Data(configuration.utf8).write(to: URL(fileURLWithPath: configurationPath))
             var environment = ["PATH": "/usr/sbin:/usr/bin:/bin"]
-            if let kerberos { environment["KRB5_CONFIG"] = kerberos.configurationFile.path }
+            if let kerberos {
+                environment["KRB5_CONFIG"] = kerberos.configurationFile.path
+                environment["NTLM_USER_FILE"] = try Self.ntlmUserFile(in: prefix).path
+            }
             let process = try ChildProcess(
                 executable: apache,
                 arguments: ["-d", prefix.path, "-f", configurationPath, "-D", "FOREGROUND"],
@@ -157,6 +164,17 @@ public final class ApacheServer: Sendable {
         readText(prefix.appendingPathComponent("users.log").path).split(separator: "\n").map(String.init)
     }
 
+    /// gss-ntlmssp's user file (`DOMAIN:user:password` lines) for ``ntlmUsers``.
+    private static func ntlmUserFile(in folder: URL) throws -> URL {
+        let lines = ntlmUsers.sorted { $0.key < $1.key }.map { name, password in
+            name.replacingOccurrences(of: "\\", with: ":") + ":" + password
+        }
+        let file = folder.appendingPathComponent("ntlm-users")
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: file)
+        chmod(file.path, 0o644)
+        return file
+    }
+
     /// The configuration of the Negotiate paths for `realm`.
     private static func negotiateConfiguration(_ realm: KerberosRealm, modules: String) throws -> String {
         guard FileManager.default.fileExists(atPath: "\(modules)/mod_auth_gssapi.so") else {
@@ -172,6 +190,13 @@ public final class ApacheServer: Sendable {
                 AuthName "Kerberos"
                 GssapiCredStore keytab:\(realm.keytab.path)
                 GssapiAllowedMech krb5
+                Require valid-user
+            </Location>
+            <Location /negotiate-ntlm/>
+                AuthType GSSAPI
+                AuthName "NTLM"
+                GssapiAllowedMech ntlmssp
+                GssapiConnectionBound On
                 Require valid-user
             </Location>
             <Location /negotiate-or-basic/>

@@ -112,6 +112,38 @@ import Testing
         #expect(delegate.asked.all == ["Negotiate 0", "Basic 0"])
     }
 
+    @Test func ntlmThroughSPNEGOTakesThreeLegsWhenAllowed() async throws {
+        let realm = try await KerberosRealm.shared()
+        let apache = try await ApacheServer(kerberos: realm)
+        defer { apache.stop() }
+        let (user, password) = try #require(ApacheServer.ntlmUsers.first)
+        let credential = Credential(user: user, password: password, persistence: .none)
+        let url = URL(string: "http://localhost:\(apache.port)/negotiate-ntlm/ok.txt")!
+        // Kerberos only by default: carol has no principal, so no token can be made, and the
+        // server's other offer (NTLM on its own) is not answered: its 401 is delivered.
+        let kerberosOnly = Recorder<SessionEvent>()
+        let (_, refused) = try await session(Answer(credential), events: kerberosOnly).data(from: url)
+        #expect(refused.status == 401)
+        let problems = kerberosOnly.all.compactMap {
+            if case .challengeHeaderProblem(let text) = $0 { text } else { nil }
+        }
+        #expect(problems.contains { $0.contains("carol") && $0.contains("not answered") }, "\(problems)")
+        var configuration = SessionConfiguration.default
+        configuration.proxy = .none
+        configuration.negotiate.allowsNTLM = true
+        let events = Recorder<SessionEvent>()
+        configuration.eventObserver = { events.append($0) }
+        let delegate = Answer(credential)
+        let (data, response) = try await Session(configuration: configuration, delegate: delegate).data(from: url)
+        #expect(response.status == 200)
+        #expect(String(decoding: data, as: UTF8.self) == "negotiate ok\n")
+        // NEGOTIATE, then AUTHENTICATE after the server's CHALLENGE: one question, two tokens.
+        let sent = events.all.compactMap { if case .requestHeadSent(let head) = $0 { head } else { nil } }
+        #expect(sent.filter { $0.contains("Authorization: Negotiate ") }.count == 2, "\(sent)")
+        #expect(delegate.asked.all == ["Negotiate 0"])
+        #expect(apache.authenticatedUsers.last?.contains("carol") == true, "\(apache.authenticatedUsers)")
+    }
+
     @Test func aWrongPasswordFailsWithKerberosOwnWords() async throws {
         let realm = try await KerberosRealm.shared()
         let apache = try await ApacheServer(kerberos: realm)

@@ -24,6 +24,11 @@ final class NegotiateContext: @unchecked Sendable {
     let source: Source
     let options: NegotiateOptions
     private let handles = LockedValue(Handles())
+    /// The password's bytes and a NUL after them, for as long as a credential made from it lives:
+    /// a GSSAPI mechanism may read them after the call that was given them, and as a C string
+    /// (gss-ntlmssp does both). Zeroed when freed.
+    private let passwordBytes: UnsafeMutableRawBufferPointer?
+    private let passwordLength: Int
 
     private struct Handles {
         var name: OpaquePointer?
@@ -38,15 +43,28 @@ final class NegotiateContext: @unchecked Sendable {
         self.host = host
         self.source = source
         self.options = options
+        if case .password(_, let password) = source {
+            let utf8 = Array(password.utf8)
+            let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: utf8.count + 1, alignment: 1)
+            bytes.copyBytes(from: utf8 + [0])
+            (passwordBytes, passwordLength) = (bytes, utf8.count)
+        } else {
+            (passwordBytes, passwordLength) = (nil, 0)
+        }
     }
 
     deinit {
-        guard case .success(let api) = GSSAPI.shared else { return }
-        handles.withLock { handles in
-            var minor: UInt32 = 0
-            if handles.context != nil { _ = api.deleteSecContext(&minor, &handles.context, nil) }
-            if handles.name != nil { _ = api.releaseName(&minor, &handles.name) }
-            if handles.credential != nil { _ = api.releaseCred(&minor, &handles.credential) }
+        if case .success(let api) = GSSAPI.shared {
+            handles.withLock { handles in
+                var minor: UInt32 = 0
+                if handles.context != nil { _ = api.deleteSecContext(&minor, &handles.context, nil) }
+                if handles.name != nil { _ = api.releaseName(&minor, &handles.name) }
+                if handles.credential != nil { _ = api.releaseCred(&minor, &handles.credential) }
+            }
+        }
+        if let passwordBytes {
+            passwordBytes.initializeMemory(as: UInt8.self, repeating: 0)
+            passwordBytes.deallocate()
         }
     }
 
@@ -155,28 +173,24 @@ final class NegotiateContext: @unchecked Sendable {
         case .ticketCache:
             let major = api.acquireCred(&minor, nil, 0, &mechanisms, GSSAPI.initiate, &credential, nil, nil)
             return (major, minor, credential)
-        case .password(let user, let password):
+        case .password(let user, _):
             var name = try importName(api, user, GSSAPI.userName)
             defer {
                 var ignored: UInt32 = 0
                 _ = api.releaseName(&ignored, &name)
             }
-            var bytes = Array(password.utf8)
-            defer { for index in bytes.indices { bytes[index] = 0 } }
-            let major = bytes.withUnsafeMutableBytes { raw in
-                var buffer = GSSAPI.Buffer(length: raw.count, value: raw.baseAddress)
-                return api.acquireCredWithPassword(
-                    &minor,
-                    name,
-                    &buffer,
-                    0,
-                    &mechanisms,
-                    GSSAPI.initiate,
-                    &credential,
-                    nil,
-                    nil
-                )
-            }
+            var buffer = GSSAPI.Buffer(length: passwordLength, value: passwordBytes?.baseAddress)
+            let major = api.acquireCredWithPassword(
+                &minor,
+                name,
+                &buffer,
+                0,
+                &mechanisms,
+                GSSAPI.initiate,
+                &credential,
+                nil,
+                nil
+            )
             return (major, minor, credential)
         }
     }
