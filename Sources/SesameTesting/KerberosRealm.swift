@@ -114,6 +114,19 @@ public final class KerberosRealm: Sendable {
         guard status == 0 else { throw TestingError("kinit \(user) failed: \(readText(log))") }
     }
 
+    /// Whether `cache` holds a ticket that has not expired (`klist -s`).
+    public func holdsValidTicket(_ cache: String) throws -> Bool {
+        var environment = self.environment
+        environment["KRB5CCNAME"] = cache
+        let status = try ChildProcess(
+            executable: "/usr/bin/klist",
+            arguments: ["-s"],
+            environment: environment,
+            logPath: prefix.appendingPathComponent("klist.log").path
+        ).wait()
+        return status == 0
+    }
+
     /// Empties `cache` (`FILE:path`): the user holds no ticket.
     public func kdestroy(_ cache: String) {
         try? FileManager.default.removeItem(atPath: String(cache.dropFirst("FILE:".count)))
@@ -134,7 +147,9 @@ public final class KerberosRealm: Sendable {
     }
 
     private static func writeConfiguration(prefix: URL, port: Int) throws {
-        // No DNS, no reverse lookups: a principal is the host exactly as the URL names it.
+        // No DNS, no reverse lookups: a principal is the host exactly as the URL names it. A second of
+        // clock skew (Kerberos allows five minutes by default), so that an expired ticket is refused
+        // a second after its end.
         let client = """
             [libdefaults]
                 default_realm = \(name)
@@ -143,6 +158,7 @@ public final class KerberosRealm: Sendable {
                 rdns = false
                 dns_canonicalize_hostname = false
                 udp_preference_limit = 1
+                clockskew = 1
             [realms]
                 \(name) = {
                     kdc = 127.0.0.1:\(port)
@@ -158,6 +174,7 @@ public final class KerberosRealm: Sendable {
                     key_stash_file = \(prefix.path)/stash
                     acl_file = \(prefix.path)/kadm5.acl
                     max_life = 10h
+                    clockskew = 1
                     supported_enctypes = aes256-cts-hmac-sha1-96:normal aes128-cts-hmac-sha1-96:normal
                 }
             [logging]

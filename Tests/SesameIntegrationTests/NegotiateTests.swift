@@ -98,6 +98,27 @@ import Testing
         #expect(problems.contains { $0.contains("No Kerberos credentials available") }, "\(problems)")
     }
 
+    @Test func anExpiredTicketIsNotSent() async throws {
+        let realm = try await KerberosRealm.shared()
+        let cache = realm.useInThisProcess()
+        try realm.kinit("alice", into: cache, lifetime: "1s")
+        defer { realm.kdestroy(cache) }
+        // The one wait of the suite: a ticket ends by the KDC's clock, which no test drives. One
+        // second of life, then the realm's one second of clock skew, and a margin.
+        try await Task.sleep(for: .seconds(2.5))
+        #expect(try !realm.holdsValidTicket(cache))
+        let apache = try await ApacheServer(kerberos: realm)
+        defer { apache.stop() }
+        let events = Recorder<SessionEvent>()
+        let url = URL(string: "http://localhost:\(apache.port)/negotiate/ok.txt")!
+        let (_, response) = try await session(nil, events: events).data(from: url)
+        #expect(response.status == 401)
+        let problems = events.all.compactMap { if case .challengeHeaderProblem(let text) = $0 { text } else { nil } }
+        #expect(problems.contains { $0.lowercased().contains("expired") }, "\(problems)")
+        // Nothing but the first request reached the server: no stale ticket was sent.
+        #expect(await apache.accessLog(atLeast: 1).count == 1)
+    }
+
     @Test func withoutATicketBasicIsAnsweredNext() async throws {
         let realm = try await KerberosRealm.shared()
         realm.kdestroy(realm.useInThisProcess())
