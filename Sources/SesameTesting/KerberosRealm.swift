@@ -85,13 +85,33 @@ public final class KerberosRealm: Sendable {
 
     /// Points Kerberos in this process at the realm (`KRB5_CONFIG`), and its default ticket cache
     /// at a file of the realm's folder that holds no ticket yet (`KRB5CCNAME`); returns that
-    /// cache. Process-wide: tests that use it run one at a time.
+    /// cache. GSSAPI in this process knows its built-in mechanisms only (`GSS_MECH_CONFIG` names an
+    /// empty file): a mechanism the machine has installed, such as gss-ntlmssp, then neither
+    /// changes what SPNEGO does nor brings its own leaks into the sanitizers' reports. Use
+    /// ``ntlmMechanismEnvironment`` for a child process that should have NTLM.
+    /// Process-wide: tests that use the default cache run one at a time.
     @discardableResult
     public func useInThisProcess() -> String {
         let cache = "FILE:" + prefix.appendingPathComponent("default.ccache").path
         setenv("KRB5_CONFIG", configurationFile.path, 1)
         setenv("KRB5CCNAME", cache, 1)
+        setenv("GSS_MECH_CONFIG", prefix.appendingPathComponent("no-mechanisms.conf").path, 1)
         return cache
+    }
+
+    /// ``environment`` with `GSS_MECH_CONFIG` naming gss-ntlmssp (Debian's `gss-ntlmssp`) as the
+    /// one installed mechanism, for a child process that takes NTLM through SPNEGO.
+    /// - Throws: when gss-ntlmssp is not installed.
+    public func ntlmMechanismEnvironment() throws -> [String: String] {
+        let library = "/usr/lib/x86_64-linux-gnu/gssntlmssp/gssntlmssp.so"
+        guard FileManager.default.fileExists(atPath: library) else {
+            throw TestingError("gss-ntlmssp is not installed: scripts/install-deps.sh installs it")
+        }
+        let file = prefix.appendingPathComponent("ntlmssp-mechanism.conf")
+        try Data("gssntlmssp_v1 1.3.6.1.4.1.311.2.2.10 \(library)\n".utf8).write(to: file)
+        var environment = self.environment
+        environment["GSS_MECH_CONFIG"] = file.path
+        return environment
     }
 
     /// Gets a ticket for `user` into `cache` (`FILE:path`) with `kinit`, valid for `lifetime`
@@ -181,6 +201,7 @@ public final class KerberosRealm: Sendable {
                 kdc = FILE:\(prefix.path)/kdc.log
             """
         try Data(client.utf8).write(to: prefix.appendingPathComponent("krb5.conf"))
+        try Data().write(to: prefix.appendingPathComponent("no-mechanisms.conf"))
         try Data(kdc.utf8).write(to: prefix.appendingPathComponent("kdc.conf"))
         chmod(prefix.appendingPathComponent("krb5.conf").path, 0o644)
     }

@@ -113,6 +113,8 @@ enum Usage {
                                      that password; the server's final token must verify
               --delegation LEVEL     forward the Kerberos ticket: none (default), policy (when
                                      the realm marks the server ok-as-delegate) or always
+              --spnego-ntlm          let Negotiate fall back to NTLM through an installed GSSAPI
+                                     NTLM mechanism (gss-ntlmssp) when Kerberos cannot answer
               --oauth2-bearer TOKEN  send TOKEN as a Bearer token to the URL's origin (no other)
               --oauth2-refresh CMD   when the origin refuses the token (401, invalid_token), run
                                      CMD with /bin/sh, the refused token in

@@ -43,6 +43,8 @@ struct FetchOptions {
     var negotiateOnly = false
     /// `--anyauth`: every scheme Sesame answers, Negotiate included.
     var anyAuth = false
+    /// `--spnego-ntlm`: SPNEGO may fall back to NTLM through an installed GSSAPI mechanism.
+    var spnegoNTLM = false
     /// `--delegation`: whether the Kerberos ticket is forwarded.
     var delegation = NegotiateOptions.Delegation.none
     var usesNetrc = false
@@ -81,7 +83,8 @@ struct FetchOptions {
             "-i", "--include", "-v", "--verbose", "-s", "--silent", "-S", "--show-error", "-L", "--location", "-k",
             "--insecure", "-f", "--fail", "--basic", "--digest", "--anyauth", "-n", "--netrc", "--save-credentials",
             "--no-validate-domain", "--anchors-only", "--cert-status", "--proxy-basic", "--proxy-digest",
-            "--proxy-anyauth", "--negotiate", "--proxy-negotiate", "--atomic", "--remove-on-error", "--http1.1",
+            "--proxy-anyauth", "--negotiate", "--proxy-negotiate", "--spnego-ntlm", "--atomic", "--remove-on-error",
+            "--http1.1",
             "--http2", "--http2-prior-knowledge",
         ] as Set<String>).union(CertificatePolicyOptions.switches)
     )
@@ -221,6 +224,7 @@ struct FetchOptions {
                 case "--proxy-basic": options.proxyMethods = [.httpBasic]
                 case "--proxy-digest": options.proxyMethods = [.httpDigest]
                 case "--proxy-negotiate": options.proxyMethods = [.negotiate]
+                case "--spnego-ntlm": options.spnegoNTLM = true
                 case "--proxy-anyauth": options.proxyMethods = nil
                 default: throw Arguments.UsageError(description: "unknown option \(name)")
                 }

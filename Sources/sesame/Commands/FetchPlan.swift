@@ -28,7 +28,7 @@ struct FetchPlan {
         configuration.cookieStore = cookies.store
         configuration.credentialStorage = authentication.storage
         configuration.authenticationMethods = authentication.methods
-        configuration.negotiate.delegation = options.delegation
+        configuration.negotiate = NegotiateOptions(delegation: options.delegation, allowsNTLM: options.spnegoNTLM)
         configuration.usesNetrc = options.usesNetrc
         configuration.netrcFile = options.netrcFile.map { URL(fileURLWithPath: $0) }
         configuration.httpVersion = options.httpVersion
