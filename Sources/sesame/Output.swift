@@ -99,8 +99,9 @@ enum Usage {
               --proxy-digest         answer only Digest proxy challenges
               --proxy-negotiate      answer only Negotiate (Kerberos) proxy challenges (-U : for
                                      the ticket cache)
-              --proxy-anyauth        answer the strongest proxy scheme offered, Negotiate
-                                     included (default: Digest > Basic)
+              --proxy-ntlm           answer only NTLM proxy challenges (forwarding proxies)
+              --proxy-anyauth        answer the strongest proxy scheme offered, Negotiate and
+                                     NTLM included (default: Digest > Basic)
               --noproxy LIST         hosts reached without the proxy (curl's no_proxy syntax)
           -f, --fail                 no body and exit code 8 when the status is 400 or above
           -u, --user USER[:PASS]     answer authentication challenges as USER (asks for the password
@@ -113,6 +114,8 @@ enum Usage {
                                      that password; the server's final token must verify
               --delegation LEVEL     forward the Kerberos ticket: none (default), policy (when
                                      the realm marks the server ok-as-delegate) or always
+              --ntlm                 answer only NTLM challenges (NTLMv2; -u 'DOMAIN\\USER:PASS');
+                                     over plain http only for the host of the URL
               --spnego-ntlm          let Negotiate fall back to NTLM through an installed GSSAPI
                                      NTLM mechanism (gss-ntlmssp) when Kerberos cannot answer
               --oauth2-bearer TOKEN  send TOKEN as a Bearer token to the URL's origin (no other)
@@ -121,8 +124,8 @@ enum Usage {
                                      SESAME_REJECTED_TOKEN, and send the request once more with
                                      the first line it prints (-v shows the refresh)
               --anyauth              answer the strongest scheme the server offers: Negotiate >
-                                     Digest SHA-512-256 > SHA-256 > MD5 > Basic (by default
-                                     the same without Negotiate)
+                                     NTLM > Digest SHA-512-256 > SHA-256 > MD5 > Basic (by
+                                     default Digest and Basic only)
           -n, --netrc                answer challenges from ~/.netrc (or $NETRC)
               --netrc-file FILE      answer challenges from FILE
               --credential-store S   the permanent credential store: secret-service (the

@@ -95,6 +95,37 @@ import Testing
         #expect(delegate.asked == [NSURLAuthenticationMethodNegotiate])
     }
 
+    /// NTLM answered with a `URLCredential` in Windows' `DOMAIN\\user` form, over plain http as
+    /// Apple's platforms send it.
+    class WindowsLogin: NSObject, URLSessionTaskDelegate {
+        var asked: [String] = []
+        func urlSession(
+            _ session: URLSession,
+            task: URLSessionTask,
+            didReceive challenge: URLAuthenticationChallenge
+        ) async -> (URLSession.AuthChallengeDisposition, URLCredential?) {
+            asked.append(challenge.protectionSpace.authenticationMethod)
+            guard challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodNTLM else {
+                return (.rejectProtectionSpace, nil)
+            }
+            let (user, password) = ApacheServer.ntlmUsers.first!
+            return (.useCredential, URLCredential(user: user, password: password, persistence: .forSession))
+        }
+    }
+
+    @Test func ntlmIsAnsweredWithAURLCredential() async throws {
+        let apache = try await ApacheServer(kerberos: try await KerberosRealm.shared())
+        defer { apache.stop() }
+        let delegate = WindowsLogin()
+        let session = URLSession(configuration: .ephemeral, delegate: delegate, delegateQueue: nil)
+        let url = URL(string: "http://localhost:\(apache.port)/negotiate-ntlm/ok.txt")!
+        let (data, response) = try await session.data(from: url)
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
+        #expect(String(data: data, encoding: .utf8) == "negotiate ok\n")
+        // Negotiate is offered first (Kerberos only: carol has no principal) and rejected.
+        #expect(delegate.asked == [NSURLAuthenticationMethodNegotiate, NSURLAuthenticationMethodNTLM])
+    }
+
     /// The async delegate form, at the task level, answering Basic with `URLCredential`.
     class AsyncLogin: NSObject, URLSessionTaskDelegate {
         func urlSession(

@@ -25,9 +25,9 @@ struct AuthHop: Sendable {
         case lookUpCredential(ProtectionSpace)
         /// Call this delegate method; answer with ``answered(_:)``.
         case ask(DelegateChain.Entry, AuthenticationChallenge)
-        /// Run the context's next step with the server's token, off the task's thread (it may
-        /// reach the KDC); answer with ``contextEstablished(_:url:)``.
-        case establish(NegotiateContext, input: [UInt8]?)
+        /// Run the exchange's next step with the server's token, off the task's thread (Negotiate's
+        /// may reach the KDC); answer with ``contextEstablished(_:url:)``.
+        case establish(any SecurityExchange, input: [UInt8]?)
         case fail(SesameError)
     }
 
@@ -138,7 +138,7 @@ struct AuthHop: Sendable {
         guard challenged else {
             // A Negotiate success may carry the server's final token: the proof of its identity.
             var finals: [ChallengeOffer] = []
-            if case .negotiate? = attempt?.authorizer {
+            if case .exchange? = attempt?.authorizer {
                 finals = OfferedProtectionSpaces.parse(response, origin: origin, isProxy: party == .proxy).offers
             }
             return advance(resolver.received(response, challenged: false, offers: finals), url: request.url)
@@ -208,12 +208,12 @@ struct AuthHop: Sendable {
         case .fail(let error):
             return .fail(error)
         case .establish(let next, let input):
-            guard case .negotiate(let context) = next.authorizer else {
-                return .fail(SesameError(.internalError, "a Negotiate step for an attempt of another scheme"))
+            guard case .exchange(let exchange) = next.authorizer else {
+                return .fail(SesameError(.internalError, "an exchange step for an attempt of another scheme"))
             }
             attempt = next
             attemptProxy = proxy
-            return .establish(context, input: input)
+            return .establish(exchange, input: input)
         case .lookUpCredential(let space):
             // The proxy URL's own credential comes first, for that proxy.
             if party == .proxy, space.isProxy, let credential = proxyCredential {

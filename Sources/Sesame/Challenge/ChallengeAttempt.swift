@@ -19,6 +19,12 @@ extension ChallengeResolver {
             if space.authenticationMethod == .negotiate {
                 return negotiateAttempt(credential, for: space, responder: responder, options: negotiate)
             }
+            if space.authenticationMethod == .ntlm, let user = credential.user, let password = credential.password {
+                let exchange = NTLMExchange(user: user, password: password)
+                return .success(
+                    Attempt(space: space, credential: credential, responder: responder, authorizer: .exchange(exchange))
+                )
+            }
             guard let user = credential.user, let password = credential.password else {
                 return .failure(
                     SesameError(.unsupportedCredential, "\(space) needs a user and password, not \(credential)")
@@ -82,7 +88,7 @@ extension ChallengeResolver {
             }
             let context = NegotiateContext(host: space.host, source: source, options: options)
             return .success(
-                Attempt(space: space, credential: credential, responder: responder, authorizer: .negotiate(context))
+                Attempt(space: space, credential: credential, responder: responder, authorizer: .exchange(context))
             )
         }
     }
@@ -93,15 +99,15 @@ extension ChallengeResolver {
         case fixed(String)
         /// Computed per request (Digest: method, URI, nonce count, body hash).
         case digest(DigestAuthorizer)
-        /// The token of a GSSAPI security context, one step per leg of the exchange.
-        case negotiate(NegotiateContext)
+        /// The token of a multi-leg exchange (Negotiate, NTLM), one step per leg.
+        case exchange(any SecurityExchange)
 
         /// "Basic" or "Digest SHA-256 qop=auth".
         var summary: String {
             switch self {
             case .fixed(let value): String(value.prefix { $0 != " " })
             case .digest(let digest): digest.summary
-            case .negotiate(let context): "Negotiate (\(context.service))"
+            case .exchange(let exchange): exchange.summary
             }
         }
     }

@@ -13,8 +13,8 @@ struct ChallengeResolver: Sendable {
         case ask(AuthenticationChallenge)
         /// Send the request again with this credential.
         case retry(Attempt)
-        /// Run the next step of the attempt's Negotiate context with the server's token (off the
-        /// task's thread: it may reach the KDC) and feed the outcome to
+        /// Run the next step of the attempt's exchange (Negotiate, NTLM) with the server's token
+        /// (off the task's thread: Negotiate's may reach the KDC) and feed the outcome to
         /// ``contextEstablished(_:)``.
         case establish(Attempt, input: [UInt8]?)
         case fail(SesameError)
@@ -95,8 +95,8 @@ struct ChallengeResolver: Sendable {
     mutating func received(_ response: HTTPResponse, challenged: Bool, offers: [ChallengeOffer]) -> Step {
         let sent = pending
         (pending, lastFailure) = (nil, nil)
-        if let sent, case .negotiate(let context) = sent.attempt.authorizer,
-            let step = negotiateReceived(sent, context, challenged: challenged, offers: offers, response: response)
+        if let sent, case .exchange(let exchange) = sent.attempt.authorizer,
+            let step = exchangeReceived(sent, exchange, challenged: challenged, offers: offers, response: response)
         {
             return step
         }
@@ -229,9 +229,9 @@ struct ChallengeResolver: Sendable {
             log.amendLast(for: space, detail: attempt.authorizer.summary)
             history.sending(credential, for: space)
             pending = (attempt, false)
-            if case .negotiate = attempt.authorizer {
+            if case .exchange = attempt.authorizer {
                 establishing = .sending(attempt)
-                return .establish(attempt, input: offer.negotiateToken)
+                return .establish(attempt, input: offer.exchangeToken)
             }
             return .retry(attempt)
         }
@@ -249,14 +249,15 @@ struct ChallengeResolver: Sendable {
         case (.sending(let attempt), .failure(let error)):
             // No token could be made: the next offer is tried (a Basic the server also offers, say).
             pending = nil
-            problems.append("Negotiate for \(attempt.space) was not answered: \(error.detail)")
+            let scheme = attempt.space.authenticationMethod.schemeName ?? "the exchange"
+            problems.append("\(scheme) for \(attempt.space) was not answered: \(error.detail)")
             if let index = offered.firstIndex(where: { $0.space == attempt.space }), index >= position {
                 position = index + 1
             }
             if position < offered.count { return next() }
             return attempt.credential.isTicketCache ? .deliver(succeeded: nil) : .fail(error)
         case (.verifying(let attempt, let preemptive), .success):
-            guard case .negotiate(let context) = attempt.authorizer, context.isEstablished else {
+            guard case .exchange(let exchange) = attempt.authorizer, exchange.isEstablished else {
                 return .fail(
                     SesameError(
                         .serverAuthenticationFailed,
@@ -275,22 +276,22 @@ struct ChallengeResolver: Sendable {
         }
     }
 
-    /// A response to a request that carried a Negotiate token: the server's next token goes into
-    /// the context, to send again (a 401 that continues the exchange) or to verify the server
-    /// (the final token of a success). Nil when the response is handled like any other.
-    private mutating func negotiateReceived(
+    /// A response to a request that carried an exchange's token (Negotiate, NTLM): the server's
+    /// next token goes into the exchange, to send again (a 401 that continues it) or to verify the
+    /// server (Negotiate's final token of a success). Nil when the response is handled like any other.
+    private mutating func exchangeReceived(
         _ sent: (attempt: Attempt, preemptive: Bool),
-        _ context: NegotiateContext,
+        _ exchange: any SecurityExchange,
         challenged: Bool,
         offers: [ChallengeOffer],
         response: HTTPResponse
     ) -> Step? {
         let space = sent.attempt.space
         let index = offers.firstIndex { $0.space == space }
-        let token = index.flatMap { offers[$0].negotiateToken }
+        let token = index.flatMap { offers[$0].exchangeToken }
         guard challenged else {
-            guard let token else {
-                if !context.isEstablished {
+            guard let token, exchange.provesServer else {
+                if exchange.provesServer, !exchange.isEstablished {
                     problems.append(
                         "\(space) answered without Negotiate's final token: the server did not prove its identity"
                     )
@@ -301,7 +302,7 @@ struct ChallengeResolver: Sendable {
             return .establish(sent.attempt, input: token)
         }
         // A 401 carrying a token continues the exchange (SPNEGO may take several legs): not a failure.
-        guard let index, let token, !context.isEstablished, history.roundTrips < maximumRoundTrips else { return nil }
+        guard let index, let token, !exchange.isEstablished, history.roundTrips < maximumRoundTrips else { return nil }
         history.continuing()
         (offered, position, failureResponse) = (offers, index, response)
         pending = sent

@@ -71,14 +71,26 @@ struct CleartextPolicy: Sendable {
     var consent: CleartextConsent?
 
     func permits(_ credential: Credential, for space: ProtectionSpace) -> Bool {
-        space.receivesCredentialSecurely || allowsEveryPassword || consent?.covers(credential, for: space) == true
+        Self.protects(space) || allowsEveryPassword || consent?.covers(credential, for: space) == true
     }
 
-    /// The error for a password that would go out readable to `space`.
+    /// Whether the wire keeps the password from whoever can read it: TLS, or a scheme that never
+    /// sends anything the password can be recovered from. Apple counts NTLM as secure
+    /// (``ProtectionSpace/receivesCredentialSecurely``); Sesame does not over plain http, where
+    /// an NTLMv2 response can be cracked offline, and treats it as Basic.
+    static func protects(_ space: ProtectionSpace) -> Bool {
+        guard space.authenticationMethod == .ntlm else { return space.receivesCredentialSecurely }
+        return (space.isProxy ? space.proxyType : space.protocol) == "https"
+    }
+
+    /// The error for a password that would go out readable (or crackable) to `space`.
     static func refusal(for space: ProtectionSpace) -> SesameError {
-        SesameError(
+        let what =
+            space.authenticationMethod == .ntlm
+            ? "an NTLM response that can be cracked offline" : "the password readable"
+        return SesameError(
             .cleartextCredentialRefused,
-            "\(space) would send the password readable on the wire; use https, or allow cleartext passwords in the configuration"
+            "\(space) would send \(what) on the wire; use https, or allow cleartext passwords in the configuration"
         )
     }
 }

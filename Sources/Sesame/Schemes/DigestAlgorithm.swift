@@ -98,6 +98,14 @@ struct DigestHasher: ~Copyable {
         Array(bytes).withUnsafeBytes { _ = EVP_DigestUpdate(context, $0.baseAddress, $0.count) }
     }
 
+    consuming func finalize() -> [UInt8] {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Int(EVP_MAX_MD_SIZE)) { digest in
+            var length: UInt32 = 0
+            EVP_DigestFinal_ex(context, digest.baseAddress, &length)
+            return Array(digest[0..<Int(length)])
+        }
+    }
+
     consuming func finalizeHex() -> String {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Int(EVP_MAX_MD_SIZE)) { digest in
             var length: UInt32 = 0

@@ -97,12 +97,12 @@ extension ChallengeResolver.Authorizer {
                 bodyHash: { try request.body?.hexHash(digest.algorithm.hash) ?? digest.algorithm.hex([UInt8]()) }
             )
             return (value, expectation)
-        case .negotiate(let context):
-            let token = context.token
+        case .exchange(let exchange):
+            let token = exchange.token
             guard !token.isEmpty else {
-                throw SesameError(.internalError, "a Negotiate request for \(context.service) has no token to send")
+                throw SesameError(.internalError, "\(exchange.summary) has no token to send")
             }
-            return ("Negotiate " + Data(token).base64EncodedString(), nil)
+            return (exchange.scheme + " " + Data(token).base64EncodedString(), nil)
         }
     }
 }

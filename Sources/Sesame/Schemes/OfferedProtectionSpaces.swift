@@ -14,6 +14,7 @@ struct ChallengeOffer: Sendable {
         case .httpBasic: true
         case .httpDigest: digest?.isAnswerable == true
         case .negotiate: (try? GSSAPI.shared.get()) != nil
+        case .ntlm: true
         default: false
         }
     }
@@ -24,20 +25,22 @@ struct ChallengeOffer: Sendable {
         return challenge.scheme
     }
 
-    /// The server's GSSAPI token in a Negotiate challenge (`Negotiate <base64>`): nil when the
+    /// The server's token in a Negotiate or NTLM challenge (`Negotiate <base64>`): nil when the
     /// challenge carries none, or one that is not base64.
-    var negotiateToken: [UInt8]? {
-        guard space.authenticationMethod == .negotiate, let token = challenge.token68,
+    var exchangeToken: [UInt8]? {
+        guard space.authenticationMethod == .negotiate || space.authenticationMethod == .ntlm,
+            let token = challenge.token68,
             let bytes = Data(base64Encoded: token)
         else { return nil }
         return Array(bytes)
     }
 
-    /// Higher goes first: Negotiate (when GSSAPI is installed) > Digest SHA-512-256 > SHA-256 >
-    /// MD5 > Basic > what Sesame cannot answer.
+    /// Higher goes first (curl's order): Negotiate (when GSSAPI is installed) > NTLM > Digest
+    /// SHA-512-256 > SHA-256 > MD5 > Basic > what Sesame cannot answer.
     var rank: Int {
         guard isAnswerable else { return 0 }
         if space.authenticationMethod == .negotiate { return 100 }
+        if space.authenticationMethod == .ntlm { return 50 }
         if let algorithm = digest?.algorithm { return 10 + algorithm.strength }
         return 5
     }

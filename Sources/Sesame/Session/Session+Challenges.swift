@@ -97,10 +97,10 @@ extension Session {
         return .answered(disposition, credential)
     }
 
-    /// Runs a Negotiate context's next step on a credential thread: it may wait for the KDC.
-    func establish(_ context: NegotiateContext, input: [UInt8]?) async -> Result<Void, SesameError> {
+    /// Runs an exchange's next step on a credential thread: Negotiate's may wait for the KDC.
+    func establish(_ exchange: any SecurityExchange, input: [UInt8]?) async -> Result<Void, SesameError> {
         do {
-            try await BlockingWorkThreads.credentials.run { try context.step(input) }
+            try await BlockingWorkThreads.credentials.run { try exchange.step(input) }
             return .success(())
         } catch let error as SesameError {
             return .failure(error)
@@ -112,8 +112,8 @@ extension Session {
     /// A credential worked: keep it per its persistence, and send it preemptively from now on.
     func remember(_ attempt: ChallengeResolver.Attempt, for url: URL) async {
         guard attempt.responder != .preemptive else { return }
-        // A Negotiate context serves one exchange: the next request gets a challenge of its own.
-        if case .negotiate = attempt.authorizer {} else { preemptive.record(attempt, for: url) }
+        // An exchange (Negotiate, NTLM) answers one challenge: the next request gets one of its own.
+        if case .exchange = attempt.authorizer {} else { preemptive.record(attempt, for: url) }
         await store(attempt)
     }
 

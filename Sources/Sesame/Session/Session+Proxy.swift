@@ -177,8 +177,8 @@ extension Session {
     /// its persistence asks.
     func rememberProxy(_ attempt: ChallengeResolver.Attempt, for proxy: ProxyEndpoint) async {
         guard attempt.credential.persistence != .none, attempt.responder != .preemptive else { return }
-        // A Negotiate context serves one exchange: the next request gets a challenge of its own.
-        if case .negotiate = attempt.authorizer {
+        // An exchange (Negotiate, NTLM) answers one challenge: the next request gets one of its own.
+        if case .exchange = attempt.authorizer {
             await store(attempt)
             return
         }

@@ -24,9 +24,9 @@ struct TaskStateMachine {
         case lookUpCredential(ProtectionSpace)
         /// Call one delegate method about the challenge; answer with ``challengeAnswered(_:)``.
         case ask(DelegateChain.Entry, AuthenticationChallenge)
-        /// Run the Negotiate context's next step with the server's token on a blocking-work
-        /// thread; answer with ``contextEstablished(_:)``.
-        case establish(NegotiateContext, input: [UInt8]?)
+        /// Run the exchange's next step (Negotiate, NTLM) with the server's token on a
+        /// blocking-work thread; answer with ``contextEstablished(_:)``.
+        case establish(any SecurityExchange, input: [UInt8]?)
         /// The Bearer token sent was refused: get a token other than this one from the session's
         /// token source; answer with ``tokenRefreshed()`` or ``failed(_:)``.
         case refreshToken(rejecting: IssuedToken)
@@ -256,7 +256,7 @@ struct TaskStateMachine {
         return proceed(withHop(party) { $0.answered(answer, url: url) }, party, received)
     }
 
-    /// The outcome of the Negotiate step ``Action/establish(_:input:)`` asked for.
+    /// The outcome of the exchange step ``Action/establish(_:input:)`` asked for.
     mutating func contextEstablished(_ outcome: Result<Void, SesameError>) -> Action {
         guard case .establishing(let party, let received) = state else { return impossible("contextEstablished") }
         state = .resolving(party, received)

@@ -16,15 +16,10 @@ final class FetchAuthentication: Sendable {
         let given = options.user?.isTicketCache == true ? nil : options.user
         user = given?.user
         password = try given?.resolvedPassword()
-        preemptiveBasic = options.basicOnly && options.user != nil
+        preemptiveBasic = options.serverSchemes == .basic && options.user != nil
         storage = try CredentialStoreOption.storage(options.credentialStore)
         saves = options.saveCredentials
-        methods =
-            options.basicOnly
-            ? [.httpBasic]
-            : options.digestOnly
-                ? [.httpDigest]
-                : options.negotiateOnly ? [.negotiate] : options.anyAuth ? nil : [.httpBasic, .httpDigest]
+        methods = options.serverSchemes.methods
     }
 
     /// Records a challenge trace (called from the session's event observer).
@@ -32,8 +27,8 @@ final class FetchAuthentication: Sendable {
         if case .challenge(let trace) = event { traces.append(trace) }
     }
 
-    /// The schemes answered: `--basic`, `--digest` or `--negotiate` alone; with `--anyauth` every
-    /// scheme; else the password schemes (as curl, Negotiate only when asked).
+    /// The schemes answered: `--basic`, `--digest`, `--negotiate` or `--ntlm` alone; with
+    /// `--anyauth` every scheme; else Digest and Basic (as curl, Negotiate and NTLM only when asked).
     let methods: Set<AuthenticationMethod>?
 
     /// `request` with the credential where the session finds it: in the URL's user info (used

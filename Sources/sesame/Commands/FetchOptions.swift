@@ -37,12 +37,9 @@ struct FetchOptions {
     var user: UserOption?
     var bearerToken: String?
     var bearerRefreshCommand: String?
-    var basicOnly = false
-    var digestOnly = false
-    /// `--negotiate`: Negotiate (Kerberos) only.
-    var negotiateOnly = false
-    /// `--anyauth`: every scheme Sesame answers, Negotiate included.
-    var anyAuth = false
+    /// The server schemes answered: the last of `--basic`, `--digest`, `--negotiate`, `--ntlm`,
+    /// `--anyauth`.
+    var serverSchemes = SchemeChoice.passwords
     /// `--spnego-ntlm`: SPNEGO may fall back to NTLM through an installed GSSAPI mechanism.
     var spnegoNTLM = false
     /// `--delegation`: whether the Kerberos ticket is forwarded.
@@ -83,7 +80,8 @@ struct FetchOptions {
             "-i", "--include", "-v", "--verbose", "-s", "--silent", "-S", "--show-error", "-L", "--location", "-k",
             "--insecure", "-f", "--fail", "--basic", "--digest", "--anyauth", "-n", "--netrc", "--save-credentials",
             "--no-validate-domain", "--anchors-only", "--cert-status", "--proxy-basic", "--proxy-digest",
-            "--proxy-anyauth", "--negotiate", "--proxy-negotiate", "--spnego-ntlm", "--atomic", "--remove-on-error",
+            "--proxy-anyauth", "--negotiate", "--proxy-negotiate", "--spnego-ntlm", "--ntlm", "--proxy-ntlm",
+            "--atomic", "--remove-on-error",
             "--http1.1",
             "--http2", "--http2-prior-knowledge",
         ] as Set<String>).union(CertificatePolicyOptions.switches)
@@ -198,22 +196,11 @@ struct FetchOptions {
                 case "--http2": options.httpVersion = .http2
                 case "--http2-prior-knowledge": options.httpVersion = .http2PriorKnowledge
                 case "-f", "--fail": options.failOnHTTPError = true
-                case "--basic":
-                    (options.basicOnly, options.digestOnly, options.negotiateOnly, options.anyAuth) = (
-                        true, false, false, false
-                    )
-                case "--digest":
-                    (options.basicOnly, options.digestOnly, options.negotiateOnly, options.anyAuth) = (
-                        false, true, false, false
-                    )
-                case "--negotiate":
-                    (options.basicOnly, options.digestOnly, options.negotiateOnly, options.anyAuth) = (
-                        false, false, true, false
-                    )
-                case "--anyauth":
-                    (options.basicOnly, options.digestOnly, options.negotiateOnly, options.anyAuth) = (
-                        false, false, false, true
-                    )
+                case "--basic": options.serverSchemes = .basic
+                case "--digest": options.serverSchemes = .digest
+                case "--negotiate": options.serverSchemes = .negotiate
+                case "--ntlm": options.serverSchemes = .ntlm
+                case "--anyauth": options.serverSchemes = .any
                 case "-n", "--netrc": options.usesNetrc = true
                 case "--save-credentials": options.saveCredentials = true
                 case "--no-validate-domain": options.validatesDomain = false
@@ -224,6 +211,7 @@ struct FetchOptions {
                 case "--proxy-basic": options.proxyMethods = [.httpBasic]
                 case "--proxy-digest": options.proxyMethods = [.httpDigest]
                 case "--proxy-negotiate": options.proxyMethods = [.negotiate]
+                case "--proxy-ntlm": options.proxyMethods = [.ntlm]
                 case "--spnego-ntlm": options.spnegoNTLM = true
                 case "--proxy-anyauth": options.proxyMethods = nil
                 default: throw Arguments.UsageError(description: "unknown option \(name)")
@@ -253,7 +241,7 @@ struct FetchOptions {
         if (options.keyFile != nil || options.certificateType != nil) && options.clientCertificate == nil {
             throw Arguments.UsageError(description: "--key and --cert-type need -E/--cert FILE")
         }
-        if options.user?.isTicketCache == true && !(options.negotiateOnly || options.anyAuth) {
+        if options.user?.isTicketCache == true && options.serverSchemes != .negotiate && options.serverSchemes != .any {
             throw Arguments.UsageError(description: "-u : (the Kerberos ticket cache) needs --negotiate or --anyauth")
         }
         if options.proxyUser?.isTicketCache == true && options.proxyMethods?.contains(.negotiate) == false {
@@ -353,5 +341,30 @@ enum DataPiece {
         }
         guard let name, !name.isEmpty else { return escaped }
         return name + "=" + escaped
+    }
+}
+
+/// Which server challenges a fetch answers (curl's `--basic`, `--digest`, `--negotiate`, `--ntlm`,
+/// `--anyauth`).
+enum SchemeChoice: Equatable {
+    /// Digest and Basic, the strongest first: curl's default, Negotiate and NTLM only when asked.
+    case passwords
+    case basic
+    case digest
+    case negotiate
+    case ntlm
+    /// Every scheme Sesame answers.
+    case any
+
+    /// The configuration's ``SessionConfiguration/authenticationMethods``.
+    var methods: Set<AuthenticationMethod>? {
+        switch self {
+        case .passwords: [.httpBasic, .httpDigest]
+        case .basic: [.httpBasic]
+        case .digest: [.httpDigest]
+        case .negotiate: [.negotiate]
+        case .ntlm: [.ntlm]
+        case .any: nil
+        }
     }
 }

@@ -8,7 +8,7 @@ import Glibc
 /// Each ``step(_:)`` may reach the KDC, so the driver runs it on a blocking-work thread; the
 /// task's state machine only reads the token it produced. A context serves one exchange and is
 /// never sent preemptively: a new challenge makes a new context.
-final class NegotiateContext: @unchecked Sendable {
+final class NegotiateContext: SecurityExchange, @unchecked Sendable {
     // @unchecked: the GSSAPI handles are touched only while `handles`' lock is held.
 
     /// Whose Kerberos credentials answer.
@@ -77,6 +77,10 @@ final class NegotiateContext: @unchecked Sendable {
 
     /// The service the context is for.
     var service: String { "HTTP@\(host)" }
+
+    var scheme: String { "Negotiate" }
+    var provesServer: Bool { true }
+    var summary: String { "Negotiate (\(service))" }
 
     /// Runs the next step of the context with the server's token (none for the first step).
     /// Blocks: it may acquire a ticket from the KDC.
