@@ -24,8 +24,8 @@ public let NSURLAuthenticationMethodHTTPBasic = "NSURLAuthenticationMethodHTTPBa
 public let NSURLAuthenticationMethodHTTPDigest = "NSURLAuthenticationMethodHTTPDigest"
 /// An HTML form. Never asked for by the loading system.
 public let NSURLAuthenticationMethodHTMLForm = "NSURLAuthenticationMethodHTMLForm"
-/// NTLM. Challenges reach the delegates; SesameNetworking cannot answer them with a credential yet,
-/// so default handling goes on without one.
+/// NTLM (NTLMv2 only). Answered with a `URLCredential(user:password:persistence:)`, the user as
+/// `DOMAIN\user` or `user@domain`.
 public let NSURLAuthenticationMethodNTLM = "NSURLAuthenticationMethodNTLM"
 /// Negotiate (Kerberos through SPNEGO). Default handling answers with the user's ticket cache; a
 /// `URLCredential(user:password:persistence:)` acquires a ticket with its password. Kerberos only,

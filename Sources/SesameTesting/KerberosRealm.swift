@@ -88,7 +88,7 @@ public final class KerberosRealm: Sendable {
     /// cache. GSSAPI in this process knows its built-in mechanisms only (`GSS_MECH_CONFIG` names an
     /// empty file): a mechanism the machine has installed, such as gss-ntlmssp, then neither
     /// changes what SPNEGO does nor brings its own leaks into the sanitizers' reports. Use
-    /// ``ntlmMechanismEnvironment`` for a child process that should have NTLM.
+    /// ``ntlmMechanismEnvironment()`` for a child process that should have NTLM.
     /// Process-wide: tests that use the default cache run one at a time.
     @discardableResult
     public func useInThisProcess() -> String {
