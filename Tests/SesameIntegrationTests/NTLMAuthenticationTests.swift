@@ -49,7 +49,8 @@ import Testing
         let delegate = Answer(Credential(user: Self.user.key, password: Self.user.value, persistence: .none))
         let events = Recorder<SessionEvent>()
         let url = URL(string: "http://localhost:\(apache.port)/negotiate-ntlm/ok.txt")!
-        let (data, response) = try await session(delegate, events: events).data(from: url)
+        let session = session(delegate, events: events)
+        let (data, response) = try await session.data(from: url)
         #expect(response.status == 200)
         #expect(String(decoding: data, as: UTF8.self) == "negotiate ok\n")
         #expect(delegate.failures.all == [0])
@@ -58,6 +59,11 @@ import Testing
         let connections = events.all.filter { if case .connected(_, _, let reused) = $0 { !reused } else { false } }
         #expect(connections.count == 1)
         #expect(apache.authenticatedUsers.last?.contains("carol") == true, "\(apache.authenticatedUsers)")
+        // The authenticated connection is not lent again: the next request opens its own.
+        let (_, again) = try await session.data(from: url)
+        #expect(again.status == 200)
+        let opened = events.all.filter { if case .connected(_, _, let reused) = $0 { !reused } else { false } }
+        #expect(opened.count == 2, "\(events.all)")
     }
 
     @Test func aWrongPasswordIsAskedAgainUpToTheLimit() async throws {

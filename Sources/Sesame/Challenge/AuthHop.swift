@@ -280,4 +280,11 @@ enum TaskEffect: Sendable {
     case refused(ProtectionSpace, Keeper)
     /// A redirect is followed.
     case redirected(status: Int, to: URL)
+
+    /// Whether this is a success of a connection-oriented exchange (NTLM, Negotiate), after
+    /// which the server may take the connection's later requests as the user's.
+    var authenticatesConnection: Bool {
+        guard case .succeeded(let attempt, _) = self, case .exchange = attempt.authorizer else { return false }
+        return true
+    }
 }

@@ -10,7 +10,8 @@ extension Session {
         _ request: HTTPRequest,
         _ exchange: TaskStateMachine.Exchange,
         task: SessionTask,
-        deadline: ContinuousClock.Instant
+        deadline: ContinuousClock.Instant,
+        preferring: Connection? = nil
     ) async throws -> any ResponseReader {
         var origin = exchange.origin
         origin.route = exchange.route
@@ -25,7 +26,8 @@ extension Session {
                 task: task,
                 deadline: deadline,
                 http1Only: http1Only,
-                avoiding: refusedBy
+                avoiding: refusedBy,
+                preferring: preferring
             )
             switch carrier {
             case .http1(let lease):

@@ -31,10 +31,11 @@ extension Session {
         task: SessionTask,
         deadline: ContinuousClock.Instant,
         http1Only: Bool,
-        avoiding: HTTP2Connection? = nil
+        avoiding: HTTP2Connection? = nil,
+        preferring: Connection? = nil
     ) async throws -> Carrier {
         guard !http1Only, let mode = http2Mode(for: origin) else {
-            return .http1(try await leaseHTTP1(origin, task: task, deadline: deadline))
+            return .http1(try await leaseHTTP1(origin, task: task, deadline: deadline, preferring: preferring))
         }
         while true {
             switch try await http2Pool.claim(origin, deadline: deadline, avoiding: avoiding) {
@@ -53,7 +54,7 @@ extension Session {
                 }
                 return .http2(connection, reused: true)
             case .http1:
-                return .http1(try await leaseHTTP1(origin, task: task, deadline: deadline))
+                return .http1(try await leaseHTTP1(origin, task: task, deadline: deadline, preferring: preferring))
             case .open:
                 let connection: Connection
                 do {
@@ -91,9 +92,10 @@ extension Session {
     private func leaseHTTP1(
         _ origin: Origin,
         task: SessionTask,
-        deadline: ContinuousClock.Instant
+        deadline: ContinuousClock.Instant,
+        preferring: Connection?
     ) async throws -> ConnectionPool.Lease {
-        try await pool.acquire(origin, deadline: deadline) { [self] origin, deadline in
+        try await pool.acquire(origin, deadline: deadline, preferring: preferring) { [self] origin, deadline in
             try await openConnection(origin, for: task, deadline: deadline, offersHTTP2: false)
         }
     }

@@ -48,15 +48,23 @@ extension Session {
             hasSessionDelegate: delegate != nil
         )
         var reader: (any ResponseReader)?
+        // The HTTP/1.1 connection of the last response: a challenge answered on it (NTLM's
+        // AUTHENTICATE after its CHALLENGE) goes on it again when it is still idle.
+        var lastConnection: Connection?
         var action = machine.start()
         while true {
-            await perform(machine.takeEffects())
+            let effects = machine.takeEffects()
+            // A connection that NTLM or Negotiate authenticated stays this task's: servers such as
+            // IIS treat its later requests as the user's, whoever sends them.
+            if effects.contains(where: \.authenticatesConnection) { reader?.retireConnection() }
+            await perform(effects)
             switch action {
             case .followRedirect(let next):
                 task.update(request: next)
                 fallthrough
             case .route:
                 try Task.checkCancellation()
+                lastConnection = reader?.exclusiveConnection
                 await reader?.discard()
                 reader = nil
                 var routing = try routing(for: machine)
@@ -76,7 +84,8 @@ extension Session {
                 if let cookies, !wire.headers.contains("Cookie"), let header = cookies.cookieHeader(for: wire.url) {
                     wire.headers.add(name: "Cookie", value: header)
                 }
-                let sent = try await send(wire, exchange, task: task, deadline: deadline)
+                let sent = try await send(wire, exchange, task: task, deadline: deadline, preferring: lastConnection)
+                lastConnection = nil
                 reader = sent
                 guard let response = sent.response else { throw SesameError(.protocolError, "no response head") }
                 // Proxies do not set cookies for origins: a 407 from a forwarding proxy is not stored.

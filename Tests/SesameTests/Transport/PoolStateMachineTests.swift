@@ -69,6 +69,38 @@ import Testing
         }
     }
 
+    @Test func aPreferredIdleConnectionIsTakenOverTheNewest() {
+        var machine = PoolStateMachine<FakeConnection>(limit: 4, idleTimeout: .seconds(10))
+        _ = machine.acquire(origin, waiter: 1, now: start)
+        _ = machine.acquire(origin, waiter: 2, now: start)
+        machine.opened(origin)
+        machine.opened(origin)
+        let challenged = FakeConnection()
+        let newer = FakeConnection()
+        _ = machine.release(origin, challenged, reusable: true, now: start)
+        _ = machine.release(origin, newer, reusable: true, now: start + .seconds(1))
+        // The AUTHENTICATE goes on the connection the CHALLENGE came on, not the newest idle one.
+        let preferred = machine.acquire(origin, waiter: 3, now: start + .seconds(2), preferring: challenged).action
+        guard case .reuse(let reused) = preferred else {
+            Issue.record("the preferred idle connection is reused")
+            return
+        }
+        #expect(reused === challenged)
+        #expect(machine.counts(origin) == (idle: 1, leased: 1, opening: 0, waiting: 0))
+        // A preferred connection that is no longer idle (or was closed) is not waited for.
+        let gone = machine.acquire(origin, waiter: 4, now: start + .seconds(2), preferring: FakeConnection()).action
+        guard case .reuse(let other) = gone else {
+            Issue.record("without the preferred one, the newest idle connection is reused")
+            return
+        }
+        #expect(other === newer)
+        let closed = machine.acquire(origin, waiter: 5, now: start + .seconds(2), preferring: newer) { _ in false }
+        guard case .connect = closed.action else {
+            Issue.record("a preferred connection known closed is not handed out")
+            return
+        }
+    }
+
     @Test func idleConnectionsKnownClosedAreSkippedAndHandedBackForClosing() {
         var machine = PoolStateMachine<FakeConnection>(limit: 4, idleTimeout: .seconds(10))
         _ = machine.acquire(origin, waiter: 1, now: start)

@@ -14,6 +14,12 @@ protocol ResponseReader: AnyObject {
     var trailers: HTTPHeaders { get }
     /// Gives up on the response: what carried it is not used for it again.
     func abandon()
+    /// The HTTP/1.1 connection the response came on, which a multi-leg authentication exchange
+    /// continues on (nil over HTTP/2, whose connection is shared).
+    var exclusiveConnection: Connection? { get }
+    /// The connection carries no other request once this response is read: it is authenticated
+    /// for the credential of this task (NTLM, Negotiate), and the pool lends to any task.
+    func retireConnection()
 }
 
 extension ResponseReader {

@@ -160,6 +160,10 @@ final class ResponseBodyReader: ResponseReader {
     /// The connection must not carry another request after this one.
     func forbidReuse() { reuseForbidden = true }
 
+    var exclusiveConnection: Connection? { lease.connection }
+
+    func retireConnection() { forbidReuse() }
+
     /// Gives up on the response: the connection is closed, not reused.
     func abandon() { release(reusable: false) }
 

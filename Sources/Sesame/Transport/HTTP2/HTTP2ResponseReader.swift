@@ -110,6 +110,13 @@ final class HTTP2ResponseReader: ResponseReader {
     /// Resets the stream unless its response is complete; the connection goes on.
     func abandon() { release() }
 
+    /// None: an HTTP/2 connection is shared by every stream.
+    var exclusiveConnection: Connection? { nil }
+
+    /// Nothing to do: HTTP/2 servers authenticate each request (IIS answers NTLM with
+    /// HTTP_1_1_REQUIRED, and the exchange goes on over HTTP/1.1).
+    func retireConnection() {}
+
     private func release() {
         guard !finished else { return }
         finished = true

@@ -46,12 +46,13 @@ final class ConnectionPool: Sendable {
     /// handshake's decision goes to, and the pool knows nothing of them.
     typealias Opener = @Sendable (Origin, ContinuousClock.Instant?) async throws -> Connection
 
-    /// A connection to `origin`: an idle one, a new one made with `open`, or the next one freed,
-    /// by `deadline` (waiting for a freed one included; past it the wait ends with
-    /// ``SesameError/Code/timeout``).
+    /// A connection to `origin`: `preferring` when it is idle, else an idle one, a new one made
+    /// with `open`, or the next one freed, by `deadline` (waiting for a freed one included; past it
+    /// the wait ends with ``SesameError/Code/timeout``).
     func acquire(
         _ origin: Origin,
         deadline: ContinuousClock.Instant? = nil,
+        preferring: Connection? = nil,
         open: Opener
     ) async throws -> Lease {
         let id = waiters.withLock { waiters -> Int in
@@ -61,7 +62,7 @@ final class ConnectionPool: Sendable {
         // A kept-alive connection known to be closed (its server closed it while it was idle) is
         // not handed out: a request that cannot be sent again (a POST) would fail on it.
         let (action, expired) = machine.withLock {
-            $0.acquire(origin, waiter: id, now: .now, isOpen: { !$0.isKnownClosed })
+            $0.acquire(origin, waiter: id, now: .now, preferring: preferring, isOpen: { !$0.isKnownClosed })
         }
         close(expired)
         switch action {

@@ -44,17 +44,27 @@ struct PoolStateMachine<Connection: AnyObject> {
         self.idleTimeout = idleTimeout
     }
 
-    /// A request for `origin`. Returns idle connections to close as well: expired ones, and those
-    /// `isOpen` says the peer has closed (they are skipped, not handed out).
+    /// A request for `origin`; `preferring` is the idle connection to take if it is there (the
+    /// one a multi-leg authentication exchange runs on). Returns idle connections to close as
+    /// well: expired ones, and those `isOpen` says the peer has closed (they are skipped, not
+    /// handed out).
     mutating func acquire(
         _ origin: Origin,
         waiter: Int,
         now: ContinuousClock.Instant,
+        preferring: Connection? = nil,
         isOpen: (Connection) -> Bool = { _ in true }
     ) -> (action: AcquireAction, expired: [Connection]) {
         let (limit, idleTimeout) = (limit, idleTimeout)  // not read through `self` while it changes
         return withState(origin) { state in
             var expired = state.removeExpired(now: now, idleTimeout: idleTimeout)
+            if let preferring, let index = state.idle.firstIndex(where: { $0.connection === preferring }),
+                isOpen(preferring)
+            {
+                state.idle.remove(at: index)
+                state.leased += 1
+                return (.reuse(preferring), expired)
+            }
             // Most recently used first: the likeliest to still be open.
             while let idle = state.idle.popLast() {
                 guard isOpen(idle.connection) else {
