@@ -99,7 +99,7 @@ enum Usage {
               --proxy-digest         answer only Digest proxy challenges
               --proxy-negotiate      answer only Negotiate (Kerberos) proxy challenges (-U : for
                                      the ticket cache)
-              --proxy-ntlm           answer only NTLM proxy challenges (forwarding proxies)
+              --proxy-ntlm           answer only NTLM proxy challenges
               --proxy-anyauth        answer the strongest proxy scheme offered, Negotiate and
                                      NTLM included (default: Digest > Basic)
               --noproxy LIST         hosts reached without the proxy (curl's no_proxy syntax)

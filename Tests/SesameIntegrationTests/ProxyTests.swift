@@ -135,6 +135,48 @@ import Testing
         #expect(!password.isEmpty && !squid.accessLog.joined().contains(password))
     }
 
+    /// A proxy that takes NTLM for CONNECT and binds the exchange to its connection, as
+    /// corporate proxies do: the AUTHENTICATE must come on the connection its CHALLENGE went out on.
+    @Test func ntlmToAConnectProxyKeepsItsConnection() async throws {
+        let origin = try origin(tls: true)
+        defer { origin.shutdown() }
+        var challenge = NTLMMessage.signature
+        challenge.appendLE32(2)
+        challenge += [0, 0, 0, 0, 48, 0, 0, 0]
+        challenge.appendLE32(0xE208_8205)  // Unicode, NTLM, extended session security, no target info
+        challenge += [1, 2, 3, 4, 5, 6, 7, 8] + [UInt8](repeating: 0, count: 8)
+        let type2 = "NTLM " + Data(challenge).base64EncodedString()
+        let challengedOn = LockedValue<Int?>(nil)
+        var configuration = LocalServer.Configuration.plainHTTP
+        configuration.handler = { request in
+            let offered = request.headers["proxy-authorization"] ?? ""
+            let message = Data(base64Encoded: String(offered.dropFirst(5))).map(Array.init) ?? []
+            switch message.count > 8 ? message[8] : 0 {
+            case 1:
+                challengedOn.withLock { $0 = request.connectionIndex }
+                return .text("", status: 407, headers: [("Proxy-Authenticate", type2)])
+            case 3 where challengedOn.withLock({ $0 }) == request.connectionIndex:
+                return .tunnel(toPort: origin.port)
+            default:
+                return .text("", status: 407, headers: [("Proxy-Authenticate", "NTLM")])
+            }
+        }
+        let proxy = try LocalServer(configuration)
+        defer { proxy.shutdown() }
+        let delegate = Answer(Credential(user: "CORP\\ada", password: "s3cret", persistence: .forSession))
+        let session = session(proxy: "http://127.0.0.1:\(proxy.port)", delegate: delegate) {
+            $0.allowsCleartextPasswords = true
+        }
+        let (data, response) = try await session.data(from: URL(string: "https://localhost:\(origin.port)/secret")!)
+        #expect(response.status == 200)
+        #expect(String(decoding: data, as: UTF8.self) == "origin saw GET /secret")
+        #expect(delegate.challenges.all.map(\.protectionSpace.authenticationMethod) == [.ntlm])
+        // Three CONNECTs: none, NEGOTIATE, AUTHENTICATE; the last two on one connection.
+        let connects = proxy.requests.filter { $0.method == "CONNECT" }
+        #expect(connects.count == 3)
+        #expect(connects.count == 3 && connects[1].connectionIndex == connects[2].connectionIndex)
+    }
+
     @Test func wrongProxyPasswordsAreBounded() async throws {
         let squid = try await SquidProxy(scheme: .basic)
         defer { squid.stop() }

@@ -1,10 +1,12 @@
 import FoundationEssentials
 import Glibc
 
-/// The `CONNECT` exchange (RFC 9110 9.3.6) on a fresh connection to a proxy.
+/// The `CONNECT` exchange (RFC 9110 9.3.6) on a connection to a proxy.
 enum ProxyTunnel {
-    /// Sends `CONNECT authority` and reads the proxy's response head. Returns the head and any bytes
-    /// read past it (the tunnel's first bytes after a 2xx). Only `Host`, `User-Agent` and
+    /// Sends `CONNECT authority` and reads the proxy's response head. Returns the head, any bytes
+    /// read past it (the tunnel's first bytes after a 2xx), and for a refusal whether the
+    /// connection may carry the next `CONNECT` (its body was read, at most 64 KiB, and the proxy
+    /// keeps the connection): NTLM's three messages must share one. Only `Host`, `User-Agent` and
     /// `Proxy-Authorization` are sent: nothing meant for the origin ever goes to the proxy.
     /// - Throws: ``SesameError/Code/proxyConnectFailed`` when the proxy closes without an answer
     ///   or does not answer in HTTP; ``SesameError/Code/timeout`` after `timeout` of silence.
@@ -16,7 +18,7 @@ enum ProxyTunnel {
         userAgent: String?,
         timeout: Duration,
         observer: (@Sendable (SessionEvent) -> Void)?
-    ) async throws -> (HTTPResponse, [UInt8]) {
+    ) async throws -> (response: HTTPResponse, leftover: [UInt8], reusable: Bool) {
         var headers = HTTPHeaders()
         headers.add(name: "Host", value: authority)
         if let userAgent { headers.add(name: "User-Agent", value: userAgent) }
@@ -25,8 +27,11 @@ enum ProxyTunnel {
         observer?(.requestHeadSent(String(decoding: head.dropLast(4), as: UTF8.self)))
         var parser = HTTP1ResponseParser(requestMethod: "CONNECT")
         var final: HTTP1ResponseHead?
+        var reusable: Bool?
+        var bodyBytes = 0
         var bytes = try await connection.writeThenRead(head, timeout: timeout)
-        while final == nil {
+        // Up to the head; for a refusal, up to the end of its body too (bounded).
+        while final == nil || (reusable == nil && !(200..<300).contains(final?.status ?? 0)) {
             let events: [HTTP1ResponseParser.Event]
             do {
                 events = bytes.isEmpty ? try parser.endOfInput() : try parser.feed(bytes)
@@ -43,13 +48,23 @@ enum ProxyTunnel {
                 case .head(let head):
                     observer?(.responseHeadReceived(describe(head)))
                     final = head
-                case .body, .end:
-                    break
+                case .body(let chunk):
+                    bodyBytes += chunk.count
+                case .end(_, let keeps):
+                    reusable = keeps
                 }
             }
-            if final == nil {
+            if final != nil, bodyBytes > 65_536 { reusable = false }
+            if final == nil || (reusable == nil && !(200..<300).contains(final?.status ?? 0)) {
                 if bytes.isEmpty {
-                    throw SesameError(.proxyConnectFailed, "\(proxy) closed the connection without answering CONNECT")
+                    guard final != nil else {
+                        throw SesameError(
+                            .proxyConnectFailed,
+                            "\(proxy) closed the connection without answering CONNECT"
+                        )
+                    }
+                    reusable = false
+                    break
                 }
                 bytes = try await connection.read(timeout: timeout)
             }
@@ -65,7 +80,7 @@ enum ProxyTunnel {
             headers: final.headers,
             url: url
         )
-        return (response, leftover)
+        return (response, leftover, reusable ?? false)
     }
 
     private static func describe(_ head: HTTP1ResponseHead) -> String {

@@ -63,34 +63,25 @@ extension Session {
         guard let url = URL(string: "https://\(authority)/") else {
             throw SesameError(.invalidArgument, "'\(authority)' cannot be the target of a CONNECT request")
         }
-        let proxyCredential = try proxyRouter.route(for: url).credential
         var request = HTTPRequest(url: url)
         request.method = "CONNECT"
-        // A password written into the proxy's URL is consent to send it to that proxy.
-        var hop = AuthHop(
-            .proxy,
-            settings: taskSettings.proxy,
-            task: task,
-            hasTaskDelegate: task?.delegate != nil && task?.delegate !== delegate,
-            hasSessionDelegate: delegate != nil
-        )
-        hop.route(through: proxy, credential: proxyCredential, known: proxyAuthorizations.withLock { $0[proxy] })
-        // Each 407 costs one new connection; the resolver ends the loop long before this bound.
+        var hop = try connectHop(to: proxy, for: url, task: task)
+        // A 407 after which the proxy keeps its connection lets the next CONNECT (NTLM's
+        // AUTHENTICATE, say) go on the same one; otherwise each costs a new connection. The
+        // resolver ends the loop long before this bound.
+        var kept: Connection?
         for _ in 0..<(2 * configuration.maximumAuthenticationFailures + 8) {
-            // To an HTTPS proxy, TLS first (trusted like any server, under the proxy's name).
-            let connection = try await Connection.connect(
-                host: proxy.host,
-                port: proxy.port,
-                tls: proxy.isTLS ? proxyTLS : nil,
-                hooks: handshakeHooks(for: task),
-                connectTimeout: connectLimit(by: deadline),
-                nameCacheLifetime: configuration.nameCacheLifetime,
-                on: loop
-            )
-            let response: HTTPResponse
-            let leftover: [UInt8]
+            let wasKept = kept != nil
+            let connection: Connection
+            if let kept {
+                connection = kept
+            } else {
+                connection = try await connectToProxy(proxy, for: task, deadline: deadline)
+            }
+            kept = nil
+            let answer: (response: HTTPResponse, leftover: [UInt8], reusable: Bool)
             do {
-                (response, leftover) = try await ProxyTunnel.connect(
+                answer = try await ProxyTunnel.connect(
                     connection,
                     authority: authority,
                     proxy: proxy,
@@ -100,16 +91,23 @@ extension Session {
                         ?? configuration.requestTimeout,
                     observer: configuration.eventObserver
                 )
+            } catch let error as SesameError
+                where wasKept && (error.code == .connectionClosed || error.code == .connectionReset)
+            {
+                // The proxy closed the kept connection after all: the CONNECT goes on a new one.
+                await connection.close()
+                continue
             } catch {
                 await connection.close()
                 throw error
             }
+            let response = answer.response
             let first = hop.received(response, challenged: response.status == 407, to: request, origin: proxy.origin)
             let step = await settle(first, of: &hop, url: url, task: task)
             await perform(hop.takeEffects())
             switch step {
             case .retry:
-                await connection.close()
+                if answer.reusable { kept = connection } else { await connection.close() }
                 continue
             case .fail(let error):
                 await connection.close()
@@ -119,37 +117,89 @@ extension Session {
             }
             guard (200..<300).contains(response.status) else {
                 await connection.close()
-                if response.status == 407 {
-                    let what =
-                        hop.attempt == nil
-                        ? "and no credential for it was available"
-                        : "and refused the credentials sent"
-                    throw SesameError(
-                        .proxyAuthenticationFailed,
-                        "\(proxy) asked for authentication (407) to CONNECT to \(authority) \(what)"
-                    )
-                }
-                throw SesameError(
-                    .proxyConnectFailed,
-                    "\(proxy) refused to CONNECT to \(authority): \(response.status) \(response.reason)"
-                )
+                throw Self.refusal(response, of: authority, by: proxy, credentialSent: hop.attempt != nil)
             }
-            do {
-                // Through an HTTPS proxy, TLS to the origin runs inside TLS to the proxy.
-                try await connection.startTLS(
-                    serverName: origin.host,
-                    port: origin.port,
-                    tls: originTLS(offersHTTP2: offersHTTP2),
-                    hooks: handshakeHooks(for: task),
-                    alreadyReceived: leftover
-                )
-                return connection
-            } catch {
-                await connection.close()
-                throw error
-            }
+            return try await startOriginTLS(on: connection, to: origin, for: task, after: answer.leftover, offersHTTP2)
         }
+        if let kept { await kept.close() }
         throw SesameError(.proxyAuthenticationFailed, "\(proxy) kept answering CONNECT to \(authority) with 407")
+    }
+
+    /// The proxy party of a `CONNECT` to `url`'s authority: a password written into the proxy's
+    /// URL is consent to send it to that proxy, and a credential it took before goes at once.
+    private func connectHop(to proxy: ProxyEndpoint, for url: URL, task: SessionTask?) throws -> AuthHop {
+        var hop = AuthHop(
+            .proxy,
+            settings: taskSettings.proxy,
+            task: task,
+            hasTaskDelegate: task?.delegate != nil && task?.delegate !== delegate,
+            hasSessionDelegate: delegate != nil
+        )
+        let proxyCredential = try proxyRouter.route(for: url).credential
+        hop.route(through: proxy, credential: proxyCredential, known: proxyAuthorizations.withLock { $0[proxy] })
+        return hop
+    }
+
+    /// A new connection to `proxy`: TCP, then TLS to an HTTPS proxy (trusted like any server,
+    /// under the proxy's name).
+    private func connectToProxy(
+        _ proxy: ProxyEndpoint,
+        for task: SessionTask?,
+        deadline: ContinuousClock.Instant?
+    ) async throws -> Connection {
+        try await Connection.connect(
+            host: proxy.host,
+            port: proxy.port,
+            tls: proxy.isTLS ? proxyTLS : nil,
+            hooks: handshakeHooks(for: task),
+            connectTimeout: connectLimit(by: deadline),
+            nameCacheLifetime: configuration.nameCacheLifetime,
+            on: loop
+        )
+    }
+
+    /// TLS to the origin through the tunnel (inside TLS to an HTTPS proxy); the connection is
+    /// closed when it fails.
+    private func startOriginTLS(
+        on connection: Connection,
+        to origin: Origin,
+        for task: SessionTask?,
+        after leftover: [UInt8],
+        _ offersHTTP2: Bool
+    ) async throws -> Connection {
+        do {
+            try await connection.startTLS(
+                serverName: origin.host,
+                port: origin.port,
+                tls: originTLS(offersHTTP2: offersHTTP2),
+                hooks: handshakeHooks(for: task),
+                alreadyReceived: leftover
+            )
+            return connection
+        } catch {
+            await connection.close()
+            throw error
+        }
+    }
+
+    /// The error for a `CONNECT` the proxy refused for good.
+    private static func refusal(
+        _ response: HTTPResponse,
+        of authority: String,
+        by proxy: ProxyEndpoint,
+        credentialSent: Bool
+    ) -> SesameError {
+        guard response.status == 407 else {
+            return SesameError(
+                .proxyConnectFailed,
+                "\(proxy) refused to CONNECT to \(authority): \(response.status) \(response.reason)"
+            )
+        }
+        let what = credentialSent ? "and refused the credentials sent" : "and no credential for it was available"
+        return SesameError(
+            .proxyAuthenticationFailed,
+            "\(proxy) asked for authentication (407) to CONNECT to \(authority) \(what)"
+        )
     }
 
     /// Performs a party's look-ups and delegate questions until it says deliver, retry or fail.
