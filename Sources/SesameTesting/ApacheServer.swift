@@ -6,10 +6,11 @@ import Sesame
 /// ``digestRealm``, users ``digestUsers``. Each file there answers "digest ok".
 ///
 /// Given a ``KerberosRealm``, also `/negotiate/` behind `mod_auth_gssapi` (Kerberos only, the
-/// realm's `HTTP/host` keys), whose `ok.txt` answers "negotiate ok", and `/negotiate-or-basic/`,
+/// realm's `HTTP/host` keys, each request authenticated on its own: `Persistent-Auth: false`),
+/// whose `ok.txt` answers "negotiate ok", and `/negotiate-or-basic/`,
 /// which offers Basic after Negotiate (the realm's users and passwords, checked by its KDC), and
 /// `/negotiate-ntlm/`, which takes NTLM through SPNEGO (Debian's gss-ntlmssp, users
-/// ``ntlmUsers``) with each exchange bound to its connection.
+/// ``ntlmUsers``) with each exchange bound to its connection (`Persistent-Auth: true`).
 public final class ApacheServer: Sendable {
     /// The realm of both Digest paths.
     public static let digestRealm = "Sesame Digest"
@@ -190,6 +191,7 @@ public final class ApacheServer: Sendable {
                 AuthName "Kerberos"
                 GssapiCredStore keytab:\(realm.keytab.path)
                 GssapiAllowedMech krb5
+                GssapiSignalPersistentAuth On
                 Require valid-user
             </Location>
             <Location /negotiate-ntlm/>
@@ -197,6 +199,7 @@ public final class ApacheServer: Sendable {
                 AuthName "NTLM"
                 GssapiAllowedMech ntlmssp
                 GssapiConnectionBound On
+                GssapiSignalPersistentAuth On
                 Require valid-user
             </Location>
             <Location /negotiate-or-basic/>

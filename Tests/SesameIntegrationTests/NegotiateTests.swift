@@ -60,11 +60,15 @@ import Testing
         #expect(response.headers["WWW-Authenticate"]?.hasPrefix("Negotiate ") == true)
         #expect(await apache.accessLog(atLeast: 2).count == 2)
         #expect(apache.authenticatedUsers.last?.hasPrefix("bob@\(KerberosRealm.name) GET") == true)
-        // Never preemptive: the next request is challenged, and answered from the storage.
+        // Never preemptive: the next request is challenged, and answered from the storage, on the
+        // same connection: the server authenticates each request on its own (Persistent-Auth: false).
+        #expect(response.headers["Persistent-Auth"] == "false")
         let (_, again) = try await session.data(from: url)
         #expect(again.status == 200)
         #expect(await apache.accessLog(atLeast: 4).count == 4)
         #expect(delegate.asked.all == ["Negotiate 0"])
+        let opened = events.all.filter { if case .connected(_, _, let reused) = $0 { !reused } else { false } }
+        #expect(opened.count == 1, "\(events.all)")
         #expect(!events.all.contains { if case .challengeHeaderProblem = $0 { true } else { false } }, "\(events.all)")
     }
 

@@ -55,8 +55,13 @@ extension Session {
         while true {
             let effects = machine.takeEffects()
             // A connection that NTLM or Negotiate authenticated stays this task's: servers such as
-            // IIS treat its later requests as the user's, whoever sends them.
-            if effects.contains(where: \.authenticatesConnection) { reader?.retireConnection() }
+            // IIS treat its later requests as the user's, whoever sends them, unless the server
+            // says it does not (`Persistent-Auth: false`, Microsoft's header).
+            if effects.contains(where: \.authenticatesConnection),
+                reader?.response?.headers["Persistent-Auth"]?.lowercased() != "false"
+            {
+                reader?.retireConnection()
+            }
             await perform(effects)
             switch action {
             case .followRedirect(let next):
