@@ -29,9 +29,10 @@ public final class ApacheServer: Sendable {
     private let process: ChildProcess
 
     /// Starts Apache on a free loopback port and returns once it answers; with `kerberos`, the
-    /// Negotiate paths accept that realm's tickets.
+    /// Negotiate paths accept that realm's tickets; with `tls`, it speaks HTTPS (HTTP/1.1) with
+    /// that certificate and its chain.
     /// - Throws: when Apache or its modules are not installed, or it does not start.
-    public init(kerberos: KerberosRealm? = nil) async throws {
+    public init(kerberos: KerberosRealm? = nil, tls: TestIssuedCertificate? = nil) async throws {
         let apache = "/usr/sbin/apache2"
         let modules = "/usr/lib/apache2/modules"
         guard FileManager.default.isExecutableFile(atPath: apache) else {
@@ -61,6 +62,20 @@ public final class ApacheServer: Sendable {
         try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: htdigest)
         chmod(htdigest.path, 0o644)
         let runAs = getuid() == 0 ? "User www-data\nGroup www-data\n" : ""
+        var protocols = "LoadModule http2_module \(modules)/mod_http2.so\nProtocols h2c http/1.1\nH2Direct on"
+        if let tls {
+            let certificate = prefix.appendingPathComponent("server.pem")
+            let key = prefix.appendingPathComponent("server.key")
+            try Data(tls.chainPEM.utf8).write(to: certificate)
+            try Data(tls.privateKeyPEM.utf8).write(to: key)
+            protocols = """
+                LoadModule ssl_module \(modules)/mod_ssl.so
+                SSLEngine on
+                SSLCertificateFile \(certificate.path)
+                SSLCertificateKeyFile \(key.path)
+                """
+        }
+        isTLS = tls != nil
         let negotiate = try kerberos.map { try Self.negotiateConfiguration($0, modules: modules) } ?? ""
         var lastError: (any Error)?
         for _ in 0..<5 {
@@ -72,10 +87,8 @@ public final class ApacheServer: Sendable {
                 LoadModule auth_digest_module \(modules)/mod_auth_digest.so
                 LoadModule authz_core_module \(modules)/mod_authz_core.so
                 LoadModule authz_user_module \(modules)/mod_authz_user.so
-                LoadModule http2_module \(modules)/mod_http2.so
                 \(runAs)ServerName localhost
-                Protocols h2c http/1.1
-                H2Direct on
+                \(protocols)
                 Listen 127.0.0.1:\(port)
                 PidFile \(prefix.path)/run/httpd.pid
                 DefaultRuntimeDir \(prefix.path)/run
@@ -214,8 +227,11 @@ public final class ApacheServer: Sendable {
             """
     }
 
-    /// `http://127.0.0.1:PORT`.
-    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    /// `http://127.0.0.1:PORT` (`https` with TLS).
+    public var baseURL: String { "\(isTLS ? "https" : "http")://127.0.0.1:\(port)" }
+
+    /// Whether it speaks HTTPS.
+    public let isTLS: Bool
 
     /// Stops Apache and its workers.
     public func stop() {

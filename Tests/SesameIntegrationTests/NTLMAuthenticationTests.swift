@@ -66,6 +66,23 @@ import Testing
         #expect(opened.count == 2, "\(events.all)")
     }
 
+    @Test func overTLSTheAnswerCarriesTheConnectionsBinding() async throws {
+        let pki = try TestPKI()
+        let apache = try await ApacheServer(kerberos: try await KerberosRealm.shared(), tls: try pki.leaf())
+        defer { apache.stop() }
+        var configuration = SessionConfiguration.default
+        configuration.proxy = .none
+        configuration.credentialStorage = CredentialStorage()
+        configuration.authenticationMethods = [.ntlm]
+        configuration.tls.trustRoots = .anchors([pki.root.certificate])
+        let delegate = Answer(Credential(user: Self.user.key, password: Self.user.value, persistence: .none))
+        // MsvAvChannelBindings names Apache's certificate; gss-ntlmssp, asked for no binding, takes it.
+        let url = URL(string: "https://localhost:\(apache.port)/negotiate-ntlm/ok.txt")!
+        let (data, response) = try await Session(configuration: configuration, delegate: delegate).data(from: url)
+        #expect(response.status == 200)
+        #expect(String(decoding: data, as: UTF8.self) == "negotiate ok\n")
+    }
+
     @Test func aWrongPasswordIsAskedAgainUpToTheLimit() async throws {
         let apache = try await apache()
         defer { apache.stop() }

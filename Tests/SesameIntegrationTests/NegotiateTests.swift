@@ -72,6 +72,26 @@ import Testing
         #expect(!events.all.contains { if case .challengeHeaderProblem = $0 { true } else { false } }, "\(events.all)")
     }
 
+    @Test func overTLSTheTokenCarriesTheConnectionsBinding() async throws {
+        let realm = try await KerberosRealm.shared()
+        let pki = try TestPKI()
+        let apache = try await ApacheServer(kerberos: realm, tls: try pki.leaf())
+        defer { apache.stop() }
+        var configuration = SessionConfiguration.default
+        configuration.proxy = .none
+        configuration.credentialStorage = CredentialStorage()
+        configuration.tls.trustRoots = .anchors([pki.root.certificate])
+        let session = Session(configuration: configuration, delegate: Answer(Self.password("alice")))
+        // The token is bound to this TLS connection (RFC 5929 tls-server-end-point of Apache's
+        // certificate); mod_auth_gssapi's acceptor, which asks for no binding, takes it.
+        let (data, response) = try await session.data(
+            from: URL(string: "https://localhost:\(apache.port)/negotiate/ok.txt")!
+        )
+        #expect(response.status == 200)
+        #expect(String(decoding: data, as: UTF8.self) == "negotiate ok\n")
+        #expect(apache.authenticatedUsers.last?.hasPrefix("alice@\(KerberosRealm.name) GET") == true)
+    }
+
     @Test func defaultHandlingAnswersWithTheTicketCache() async throws {
         let realm = try await KerberosRealm.shared()
         let cache = realm.useInThisProcess()

@@ -16,6 +16,7 @@ protocol SecurityExchange: AnyObject, Sendable {
     var provesServer: Bool { get }
     /// "Negotiate (HTTP@host)", "NTLM (DOMAIN\\user)" for traces.
     var summary: String { get }
-    /// Runs the next step with the server's token (none for the first).
-    func step(_ input: [UInt8]?) throws(SesameError)
+    /// Runs the next step with the server's token (none for the first). `channelBinding` is
+    /// RFC 5929's `tls-server-end-point` of the connection the answer goes on (nil without TLS).
+    func step(_ input: [UInt8]?, channelBinding: [UInt8]?) throws(SesameError)
 }

@@ -97,10 +97,16 @@ extension Session {
         return .answered(disposition, credential)
     }
 
-    /// Runs an exchange's next step on a credential thread: Negotiate's may wait for the KDC.
-    func establish(_ exchange: any SecurityExchange, input: [UInt8]?) async -> Result<Void, SesameError> {
+    /// Runs an exchange's next step on a credential thread (Negotiate's may wait for the KDC),
+    /// bound to the TLS connection `tls` describes.
+    func establish(
+        _ exchange: any SecurityExchange,
+        input: [UInt8]?,
+        over tls: TLSConnectionInfo?
+    ) async -> Result<Void, SesameError> {
+        let binding = ChannelBinding.of(tls)
         do {
-            try await BlockingWorkThreads.credentials.run { try exchange.step(input) }
+            try await BlockingWorkThreads.credentials.run { try exchange.step(input, channelBinding: binding) }
             return .success(())
         } catch let error as SesameError {
             return .failure(error)

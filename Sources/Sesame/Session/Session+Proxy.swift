@@ -103,7 +103,7 @@ extension Session {
             }
             let response = answer.response
             let first = hop.received(response, challenged: response.status == 407, to: request, origin: proxy.origin)
-            let step = await settle(first, of: &hop, url: url, task: task)
+            let step = await settle(first, of: &hop, url: url, task: task, over: connection.tlsInfo)
             await perform(hop.takeEffects())
             switch step {
             case .retry:
@@ -203,7 +203,13 @@ extension Session {
     }
 
     /// Performs a party's look-ups and delegate questions until it says deliver, retry or fail.
-    func settle(_ step: AuthHop.Step, of hop: inout AuthHop, url: URL, task: SessionTask?) async -> AuthHop.Step {
+    func settle(
+        _ step: AuthHop.Step,
+        of hop: inout AuthHop,
+        url: URL,
+        task: SessionTask?,
+        over tls: TLSConnectionInfo?
+    ) async -> AuthHop.Step {
         var step = step
         while true {
             switch step {
@@ -216,7 +222,7 @@ extension Session {
             case .ask(let entry, let challenge):
                 step = hop.answered(await ask(entry, challenge, task: task), url: url)
             case .establish(let context, let input):
-                step = hop.contextEstablished(await establish(context, input: input), url: url)
+                step = hop.contextEstablished(await establish(context, input: input, over: tls), url: url)
             case .deliver, .retry, .fail:
                 return step
             }

@@ -109,7 +109,7 @@ extension Session {
             case .ask(let entry, let challenge):
                 action = machine.challengeAnswered(await ask(entry, challenge, task: task))
             case .establish(let context, let input):
-                action = machine.contextEstablished(await establish(context, input: input))
+                action = machine.contextEstablished(await establish(context, input: input, over: reader?.tlsInfo))
             case .refreshToken(let rejected):
                 guard let tokenSource else {
                     action = machine.failed(SesameError(.internalError, "a token refresh without a token source"))

@@ -1,4 +1,5 @@
 import Foundation
+import SesameTesting
 import Testing
 
 @testable import Sesame
@@ -96,12 +97,12 @@ import Testing
             clientChallenge: { [UInt8](repeating: 0xAA, count: 8) },
             clock: { [UInt8](repeating: 0, count: 8) }
         )
-        try exchange.step(nil)
+        try exchange.step(nil, channelBinding: nil)
         let negotiate = exchange.token
         #expect(Array(negotiate.prefix(8)) == NTLMMessage.signature)
         #expect(negotiate[8] == 1)
         #expect(!exchange.isEstablished)
-        try exchange.step(challenge())
+        try exchange.step(challenge(), channelBinding: nil)
         #expect(exchange.isEstablished)
         let message = exchange.token
         #expect(message[8] == 3)
@@ -117,17 +118,17 @@ import Testing
         // No server clock, so no MIC.
         #expect(message[72..<88].allSatisfy { $0 == 0 })
         // A third token is out of turn.
-        #expect(throws: SesameError.self) { try exchange.step(challenge()) }
+        #expect(throws: SesameError.self) { try exchange.step(challenge(), channelBinding: nil) }
     }
 
     @Test func aServerClockBringsAMICAndNoLMResponse() throws {
         let exchange = NTLMExchange(user: "Domain\\User", password: "Password")
-        try exchange.step(nil)
+        try exchange.step(nil, channelBinding: nil)
         let negotiate = exchange.token
         let timestamp: [UInt8] = [0x07, 0x00, 0x08, 0x00, 1, 2, 3, 4, 5, 6, 7, 8]
         let info = bytes("02000c0044006f006d00610069006e00") + timestamp + [0, 0, 0, 0]
         let challengeBytes = challenge(targetInfo: info)
-        try exchange.step(challengeBytes)
+        try exchange.step(challengeBytes, channelBinding: nil)
         var message = exchange.token
         let lmStart = Int(message[16]) | Int(message[17]) << 8
         #expect(message[lmStart..<lmStart + 24].allSatisfy { $0 == 0 })
@@ -144,6 +145,30 @@ import Testing
         let key = NTLMv2.responseKey(password: "Password", user: "User", domain: "Domain")
         let baseKey = NTLMv2.hmacMD5(key: key, Array(nt.prefix(16)))
         #expect(mic == NTLMv2.hmacMD5(key: baseKey, negotiate + challengeBytes + message))
+    }
+
+    /// RFC 5929: "tls-server-end-point:" and the certificate's hash (SHA-256 for a certificate
+    /// signed with ECDSA-SHA256, and for SHA-1 or MD5 ones).
+    @Test func channelBindingsNameTheServerCertificate() throws {
+        let leaf = try TestPKI().leaf().certificate
+        let binding = ChannelBinding.tlsServerEndPoint(leaf)
+        let prefix = Array("tls-server-end-point:".utf8)
+        #expect(Array(binding.prefix(prefix.count)) == prefix)
+        #expect(Array(binding.dropFirst(prefix.count)) == sha256Digest([UInt8](leaf.derEncoded)))
+        // In NTLM, MsvAvChannelBindings is MD5 over the bindings structure: 16 zero bytes (no
+        // addresses), the application data's length and the data.
+        let exchange = NTLMExchange(user: "Domain\\User", password: "Password")
+        try exchange.step(nil, channelBinding: binding)
+        try exchange.step(challenge(), channelBinding: binding)
+        let message = exchange.token
+        let ntLength = Int(message[20]) | Int(message[21]) << 8
+        let ntStart = Int(message[24]) | Int(message[25]) << 8
+        let nt = hex(Array(message[ntStart..<ntStart + ntLength]))
+        var structure = [UInt8](repeating: 0, count: 16)
+        structure.appendLE32(UInt32(binding.count))
+        var md5 = DigestHasher(.md5)
+        md5.update(structure + binding)
+        #expect(nt.contains("0a001000" + hex(md5.finalize())))
     }
 
     @Test func badChallengesAreRefusedByName() {

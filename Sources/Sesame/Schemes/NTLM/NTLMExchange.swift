@@ -44,7 +44,7 @@ final class NTLMExchange: SecurityExchange, @unchecked Sendable {
     var token: [UInt8] { state.withLock { $0.token } }
     var isEstablished: Bool { state.withLock { $0.isEstablished } }
 
-    func step(_ input: [UInt8]?) throws(SesameError) {
+    func step(_ input: [UInt8]?, channelBinding: [UInt8]?) throws(SesameError) {
         let outcome = state.withLock { state -> Result<Void, SesameError> in
             switch (state.negotiate, input) {
             case (nil, nil):
@@ -53,7 +53,7 @@ final class NTLMExchange: SecurityExchange, @unchecked Sendable {
                 return .success(())
             case (let negotiate?, let challenge?) where !state.isEstablished:
                 do throws(SesameError) {
-                    state.token = try authenticate(negotiate, challenge)
+                    state.token = try authenticate(negotiate, challenge, channelBinding)
                     state.isEstablished = true
                     return .success(())
                 } catch {
@@ -66,11 +66,19 @@ final class NTLMExchange: SecurityExchange, @unchecked Sendable {
         try outcome.get()
     }
 
-    /// The AUTHENTICATE message for the server's CHALLENGE `challengeBytes`.
-    private func authenticate(_ negotiate: [UInt8], _ challengeBytes: [UInt8]) throws(SesameError) -> [UInt8] {
+    /// The AUTHENTICATE message for the server's CHALLENGE `challengeBytes`, bound to the TLS
+    /// connection `channelBinding` names (MsvAvChannelBindings).
+    private func authenticate(
+        _ negotiate: [UInt8],
+        _ challengeBytes: [UInt8],
+        _ channelBinding: [UInt8]?
+    ) throws(SesameError) -> [UInt8] {
         let challenge = try NTLMMessage.Challenge(parsing: challengeBytes)
         let serverTime = challenge.timestamp
-        var pairs = challenge.targetInfo
+        var pairs = challenge.targetInfo.filter { $0.id != NTLMMessage.AVPair.channelBindings }
+        if let channelBinding {
+            pairs.append(.init(id: NTLMMessage.AVPair.channelBindings, value: ChannelBinding.ntlmHash(channelBinding)))
+        }
         if serverTime != nil { pairs = Self.markingMIC(pairs) }
         let key = NTLMv2.responseKey(password: password, user: user, domain: domain)
         let responses = NTLMv2.responses(

@@ -30,6 +30,7 @@ enum NTLMMessage {
         static let endOfList: UInt16 = 0
         static let flags: UInt16 = 6
         static let timestamp: UInt16 = 7
+        static let channelBindings: UInt16 = 10
         /// MsvAvFlags' bit saying the AUTHENTICATE message carries a MIC.
         static let micPresent: UInt32 = 0x2
 

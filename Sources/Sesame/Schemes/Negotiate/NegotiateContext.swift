@@ -37,6 +37,8 @@ final class NegotiateContext: SecurityExchange, @unchecked Sendable {
         var token: [UInt8] = []
         var isEstablished = false
         var steps = 0
+        /// The channel binding of the first step, which every later step repeats.
+        var binding: [UInt8]?
     }
 
     init(host: String, source: Source, options: NegotiateOptions) {
@@ -85,13 +87,14 @@ final class NegotiateContext: SecurityExchange, @unchecked Sendable {
     /// Runs the next step of the context with the server's token (none for the first step).
     /// Blocks: it may acquire a ticket from the KDC.
     /// - Throws: ``SesameError/Code/negotiateFailed`` with GSSAPI's own words.
-    func step(_ input: [UInt8]?) throws(SesameError) {
+    func step(_ input: [UInt8]?, channelBinding: [UInt8]?) throws(SesameError) {
         let api = try GSSAPI.shared.get()
         let outcome = handles.withLock { handles -> Result<Void, SesameError> in
             // SPNEGO takes a few legs; a server that keeps asking is not answered forever.
             guard handles.steps < 8 else {
                 return .failure(SesameError(.negotiateFailed, "\(service) asked for more than 8 Negotiate steps"))
             }
+            if handles.steps == 0 { handles.binding = channelBinding }
             handles.steps += 1
             do throws(SesameError) {
                 if handles.name == nil { handles.name = try importName(api, service, GSSAPI.hostBasedService) }
@@ -115,22 +118,24 @@ final class NegotiateContext: SecurityExchange, @unchecked Sendable {
         case .always: flags |= GSSAPI.delegateFlag
         }
         let (name, credential) = (handles.name, handles.credential)
-        let major = withOptionalBuffer(input) { inputBuffer in
-            api.initSecContext(
-                &minor,
-                credential,
-                &handles.context,
-                name,
-                GSSAPI.spnego,
-                flags,
-                0,
-                nil,
-                inputBuffer,
-                nil,
-                &output,
-                nil,
-                nil
-            )
+        let major = withBindings(handles.binding) { bindings in
+            withOptionalBuffer(input) { inputBuffer in
+                api.initSecContext(
+                    &minor,
+                    credential,
+                    &handles.context,
+                    name,
+                    GSSAPI.spnego,
+                    flags,
+                    0,
+                    bindings,
+                    inputBuffer,
+                    nil,
+                    &output,
+                    nil,
+                    nil
+                )
+            }
         }
         let token = api.take(&output)
         guard !GSSAPI.failed(major) else {
@@ -259,6 +264,26 @@ final class NegotiateContext: SecurityExchange, @unchecked Sendable {
         case .ticketCache: "the ticket cache"
         case .password(let user, _): "the password of \(user)"
         }
+    }
+}
+
+/// Calls `body` with channel bindings that carry `applicationData` only (no addresses, as HTTP
+/// clients send them), or with none.
+private func withBindings<Result>(
+    _ applicationData: [UInt8]?,
+    _ body: (UnsafeMutablePointer<GSSAPI.Bindings>?) -> Result
+) -> Result {
+    guard var applicationData else { return body(nil) }
+    return applicationData.withUnsafeMutableBytes { raw in
+        let empty = GSSAPI.Buffer(length: 0, value: nil)
+        var bindings = GSSAPI.Bindings(
+            initiator_addrtype: 0,
+            initiator_address: empty,
+            acceptor_addrtype: 0,
+            acceptor_address: empty,
+            application_data: GSSAPI.Buffer(length: raw.count, value: raw.baseAddress)
+        )
+        return body(&bindings)
     }
 }
 

@@ -14,6 +14,9 @@ protocol ResponseReader: AnyObject {
     var trailers: HTTPHeaders { get }
     /// Gives up on the response: what carried it is not used for it again.
     func abandon()
+    /// The TLS of the connection the response came on (nil without TLS): what an answer to its
+    /// challenge is bound to.
+    var tlsInfo: TLSConnectionInfo? { get }
     /// The HTTP/1.1 connection the response came on, which a multi-leg authentication exchange
     /// continues on (nil over HTTP/2, whose connection is shared).
     var exclusiveConnection: Connection? { get }

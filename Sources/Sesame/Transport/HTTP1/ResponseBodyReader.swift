@@ -162,6 +162,8 @@ final class ResponseBodyReader: ResponseReader {
 
     var exclusiveConnection: Connection? { lease.connection }
 
+    var tlsInfo: TLSConnectionInfo? { lease.connection.tlsInfo }
+
     func retireConnection() { forbidReuse() }
 
     /// Gives up on the response: the connection is closed, not reused.

@@ -113,6 +113,8 @@ final class HTTP2ResponseReader: ResponseReader {
     /// None: an HTTP/2 connection is shared by every stream.
     var exclusiveConnection: Connection? { nil }
 
+    var tlsInfo: TLSConnectionInfo? { connection.connection.tlsInfo }
+
     /// Nothing to do: HTTP/2 servers authenticate each request (IIS answers NTLM with
     /// HTTP_1_1_REQUIRED, and the exchange goes on over HTTP/1.1).
     func retireConnection() {}
