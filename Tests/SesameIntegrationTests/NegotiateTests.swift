@@ -41,6 +41,21 @@ import Testing
         return Session(configuration: configuration, delegate: delegate)
     }
 
+    /// What the session reported as problems (``SessionEvent/challengeHeaderProblem(_:)``).
+    private static func problems(in events: Recorder<SessionEvent>) -> [String] {
+        events.all.compactMap { if case .challengeHeaderProblem(let text) = $0 { text } else { nil } }
+    }
+
+    /// Requests `/negotiate/ok.txt` with default handling only, expects its 401 delivered, and
+    /// returns the problems reported on the way.
+    private func problemsOfAnUnansweredRequest(to apache: ApacheServer) async throws -> [String] {
+        let events = Recorder<SessionEvent>()
+        let url = URL(string: "http://localhost:\(apache.port)/negotiate/ok.txt")!
+        let (_, response) = try await session(nil, events: events).data(from: url)
+        #expect(response.status == 401)
+        return Self.problems(in: events)
+    }
+
     private static func password(_ user: String, _ persistence: CredentialPersistence = .none) -> Credential {
         Credential(user: user, password: KerberosRealm.users[user]!, persistence: persistence)
     }
@@ -114,11 +129,7 @@ import Testing
         realm.kdestroy(realm.useInThisProcess())
         let apache = try await ApacheServer(kerberos: realm)
         defer { apache.stop() }
-        let events = Recorder<SessionEvent>()
-        let url = URL(string: "http://localhost:\(apache.port)/negotiate/ok.txt")!
-        let (_, response) = try await session(nil, events: events).data(from: url)
-        #expect(response.status == 401)
-        let problems = events.all.compactMap { if case .challengeHeaderProblem(let text) = $0 { text } else { nil } }
+        let problems = try await problemsOfAnUnansweredRequest(to: apache)
         #expect(problems.contains { $0.contains("No Kerberos credentials available") }, "\(problems)")
     }
 
@@ -133,11 +144,7 @@ import Testing
         #expect(try !realm.holdsValidTicket(cache))
         let apache = try await ApacheServer(kerberos: realm)
         defer { apache.stop() }
-        let events = Recorder<SessionEvent>()
-        let url = URL(string: "http://localhost:\(apache.port)/negotiate/ok.txt")!
-        let (_, response) = try await session(nil, events: events).data(from: url)
-        #expect(response.status == 401)
-        let problems = events.all.compactMap { if case .challengeHeaderProblem(let text) = $0 { text } else { nil } }
+        let problems = try await problemsOfAnUnansweredRequest(to: apache)
         #expect(problems.contains { $0.lowercased().contains("expired") }, "\(problems)")
         // Nothing but the first request reached the server: no stale ticket was sent.
         #expect(await apache.accessLog(atLeast: 1).count == 1)
@@ -169,9 +176,7 @@ import Testing
         let kerberosOnly = Recorder<SessionEvent>()
         let (_, refused) = try await session(Answer(credential), events: kerberosOnly).data(from: url)
         #expect(refused.status == 401)
-        let problems = kerberosOnly.all.compactMap {
-            if case .challengeHeaderProblem(let text) = $0 { text } else { nil }
-        }
+        let problems = Self.problems(in: kerberosOnly)
         #expect(problems.contains { $0.contains("carol") && $0.contains("not answered") }, "\(problems)")
         // NTLM through SPNEGO runs in a child (the CLI) whose GSSAPI has gss-ntlmssp installed:
         // this process keeps to the built-in mechanisms (KerberosRealm.useInThisProcess()).
@@ -259,7 +264,7 @@ import Testing
             .data(from: URL(string: server.baseURL + "/")!)
         #expect(response.status == 200)
         #expect(String(decoding: data, as: UTF8.self) == "trust me")
-        let problems = events.all.compactMap { if case .challengeHeaderProblem(let text) = $0 { text } else { nil } }
+        let problems = Self.problems(in: events)
         #expect(problems.contains { $0.contains("did not prove its identity") }, "\(problems)")
     }
 
