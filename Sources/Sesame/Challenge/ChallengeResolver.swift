@@ -240,7 +240,7 @@ struct ChallengeResolver: Sendable {
     /// The outcome of the last ``Step/establish(_:input:)``.
     mutating func contextEstablished(_ outcome: Result<Void, SesameError>) -> Step {
         guard let running = establishing else {
-            return .fail(SesameError(.internalError, "a Negotiate step ended with none running"))
+            return .fail(SesameError(.internalError, "an authentication exchange step ended with none running"))
         }
         establishing = nil
         switch (running, outcome) {

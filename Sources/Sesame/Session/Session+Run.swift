@@ -37,32 +37,13 @@ extension Session {
         _ expecting: ((Int) -> Void)?,
         _ sink: @escaping ([UInt8]) async throws -> Void
     ) async throws -> HTTPResponse {
-        let (origin, target) = try validatedParts(of: task.originalRequest.url)
-        var machine = TaskStateMachine(
-            request: task.originalRequest,
-            origin: origin,
-            target: target,
-            settings: taskSettings,
-            task: task,
-            hasTaskDelegate: task.delegate != nil && task.delegate !== delegate,
-            hasSessionDelegate: delegate != nil
-        )
+        var machine = try stateMachine(for: task)
         var reader: (any ResponseReader)?
-        // The HTTP/1.1 connection of the last response: a challenge answered on it (NTLM's
-        // AUTHENTICATE after its CHALLENGE) goes on it again when it is still idle.
+        // The last response's HTTP/1.1 connection: an answer to its challenge goes on it if idle.
         var lastConnection: Connection?
         var action = machine.start()
         while true {
-            let effects = machine.takeEffects()
-            // A connection that NTLM or Negotiate authenticated stays this task's: servers such as
-            // IIS treat its later requests as the user's, whoever sends them, unless the server
-            // says it does not (`Persistent-Auth: false`, Microsoft's header).
-            if effects.contains(where: \.authenticatesConnection),
-                reader?.response?.headers["Persistent-Auth"]?.lowercased() != "false"
-            {
-                reader?.retireConnection()
-            }
-            await perform(effects)
+            await perform(machine.takeEffects(), reading: reader)
             switch action {
             case .followRedirect(let next):
                 task.update(request: next)
@@ -83,20 +64,10 @@ extension Session {
                 }
                 action = machine.routed(routing)
             case .send(let exchange):
-                let cookies =
-                    machine.request.handlesCookies && configuration.handlesCookies ? configuration.cookieStore : nil
-                var wire = exchange.request
-                if let cookies, !wire.headers.contains("Cookie"), let header = cookies.cookieHeader(for: wire.url) {
-                    wire.headers.add(name: "Cookie", value: header)
-                }
-                let sent = try await send(wire, exchange, task: task, deadline: deadline, preferring: lastConnection)
+                let sent = try await sendWithCookies(exchange, machine, task, deadline, preferring: lastConnection)
                 lastConnection = nil
                 reader = sent
                 guard let response = sent.response else { throw SesameError(.protocolError, "no response head") }
-                // Proxies do not set cookies for origins: a 407 from a forwarding proxy is not stored.
-                if let cookies, !(response.status == 407 && exchange.forwardProxy != nil) {
-                    cookies.store(setCookieFields: response.headers.values(for: "Set-Cookie"), for: wire.url)
-                }
                 action = machine.responseHead(response)
             case .lookUpCredential(let space):
                 do {
@@ -111,29 +82,14 @@ extension Session {
             case .establish(let context, let input):
                 action = machine.contextEstablished(await establish(context, input: input, over: reader?.tlsInfo))
             case .refreshToken(let rejected):
-                guard let tokenSource else {
-                    action = machine.failed(SesameError(.internalError, "a token refresh without a token source"))
-                    continue
-                }
                 do {
-                    _ = try await tokenSource.refreshed(
-                        rejecting: rejected.value,
-                        generation: rejected.generation,
-                        for: machine.origin
-                    )
+                    try await refreshToken(rejecting: rejected, for: machine.origin)
                     action = machine.tokenRefreshed()
                 } catch {
                     action = machine.failed(error)
                 }
             case .decideRedirect(let response, let proposed):
-                guard let first = task.delegate ?? delegate else {
-                    action = machine.redirectDecided(proposed)
-                    continue
-                }
-                let decided = await offLoop {
-                    await first.session(self, task: task, willPerformHTTPRedirection: response, newRequest: proposed)
-                }
-                action = machine.redirectDecided(decided)
+                action = machine.redirectDecided(await redirectDecision(response, proposed, task))
             case .deliver(let response, let check):
                 guard let reader else {
                     action = machine.failed(SesameError(.internalError, "a response was delivered before its head"))
@@ -153,6 +109,75 @@ extension Session {
                 throw error
             }
         }
+    }
+
+    /// The state machine of `task`'s journey, with the session's settings and delegates.
+    private func stateMachine(for task: SessionTask) throws -> TaskStateMachine {
+        let (origin, target) = try validatedParts(of: task.originalRequest.url)
+        return TaskStateMachine(
+            request: task.originalRequest,
+            origin: origin,
+            target: target,
+            settings: taskSettings,
+            task: task,
+            hasTaskDelegate: task.delegate != nil && task.delegate !== delegate,
+            hasSessionDelegate: delegate != nil
+        )
+    }
+
+    /// The request to follow `response` with: the first delegate's answer, or `proposed` when
+    /// there is no delegate (nil: deliver the redirect itself).
+    private func redirectDecision(
+        _ response: HTTPResponse,
+        _ proposed: HTTPRequest,
+        _ task: SessionTask
+    ) async -> HTTPRequest? {
+        guard let first = task.delegate ?? delegate else { return proposed }
+        return await offLoop {
+            await first.session(self, task: task, willPerformHTTPRedirection: response, newRequest: proposed)
+        }
+    }
+
+    /// Performs what the task's machine asked for besides its action. A connection that NTLM or
+    /// Negotiate authenticated (the response `reader` reads) stays this task's: servers such as
+    /// IIS take its later requests as the user's, whoever sends them, unless the server says it
+    /// does not (`Persistent-Auth: false`, Microsoft's header).
+    private func perform(_ effects: [TaskEffect], reading reader: (any ResponseReader)?) async {
+        if effects.contains(where: \.authenticatesConnection),
+            reader?.response?.headers["Persistent-Auth"]?.lowercased() != "false"
+        {
+            reader?.retireConnection()
+        }
+        await perform(effects)
+    }
+
+    /// Sends the machine's request with the cookies the store has for it, and stores the cookies
+    /// its response sets (not a forwarding proxy's 407: proxies do not set cookies for origins).
+    private func sendWithCookies(
+        _ exchange: TaskStateMachine.Exchange,
+        _ machine: TaskStateMachine,
+        _ task: SessionTask,
+        _ deadline: ContinuousClock.Instant,
+        preferring connection: Connection?
+    ) async throws -> any ResponseReader {
+        let cookies = machine.request.handlesCookies && configuration.handlesCookies ? configuration.cookieStore : nil
+        var wire = exchange.request
+        if let cookies, !wire.headers.contains("Cookie"), let header = cookies.cookieHeader(for: wire.url) {
+            wire.headers.add(name: "Cookie", value: header)
+        }
+        let sent = try await send(wire, exchange, task: task, deadline: deadline, preferring: connection)
+        if let cookies, let response = sent.response, !(response.status == 407 && exchange.forwardProxy != nil) {
+            cookies.store(setCookieFields: response.headers.values(for: "Set-Cookie"), for: wire.url)
+        }
+        return sent
+    }
+
+    /// Waits for a token other than `rejected` at the session's token source.
+    private func refreshToken(rejecting rejected: IssuedToken, for origin: Origin) async throws {
+        guard let tokenSource else {
+            throw SesameError(.internalError, "a token refresh without a token source")
+        }
+        _ = try await tokenSource.refreshed(rejecting: rejected.value, generation: rejected.generation, for: origin)
     }
 
     /// Hands the final response to the task (and its delegates), then its body to `sink`.
