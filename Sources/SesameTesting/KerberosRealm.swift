@@ -83,20 +83,22 @@ public final class KerberosRealm: Sendable {
     /// `KRB5_CONFIG` and `KRB5_KDC_PROFILE` for processes that use the realm.
     public var environment: [String: String] { Self.environment(prefix: prefix) }
 
-    /// Points Kerberos in this process at the realm (`KRB5_CONFIG`), and its default ticket cache
-    /// at a file of the realm's folder that holds no ticket yet (`KRB5CCNAME`); returns that
-    /// cache. GSSAPI in this process knows its built-in mechanisms only (`GSS_MECH_CONFIG` names an
-    /// empty file): a mechanism the machine has installed, such as gss-ntlmssp, then neither
-    /// changes what SPNEGO does nor brings its own leaks into the sanitizers' reports. Use
-    /// ``ntlmMechanismEnvironment()`` for a child process that should have NTLM.
-    /// Process-wide: tests that use the default cache run one at a time.
-    @discardableResult
-    public func useInThisProcess() -> String {
-        let cache = "FILE:" + prefix.appendingPathComponent("default.ccache").path
+    /// The default ticket cache of a process that uses the realm (``useInThisProcess()``): a
+    /// file of the realm's folder, empty until ``kinit(_:into:lifetime:)`` fills it. Tests that
+    /// fill or empty it run one at a time.
+    public var defaultCache: String { "FILE:" + prefix.appendingPathComponent("default.ccache").path }
+
+    /// Points Kerberos in this process at the realm (`KRB5_CONFIG`) and its default ticket cache at
+    /// ``defaultCache`` (`KRB5CCNAME`). GSSAPI in this process knows its built-in mechanisms only
+    /// (`GSS_MECH_CONFIG` names an empty file): a mechanism the machine has installed, such as
+    /// gss-ntlmssp, then neither changes what SPNEGO does nor brings its own leaks into the
+    /// sanitizers' reports. Use ``ntlmMechanismEnvironment()`` for a child process that should
+    /// have NTLM. Process-wide, and done once, before any test uses Kerberos, by ``shared()``:
+    /// the environment is not changed while other threads may read it.
+    public func useInThisProcess() {
         setenv("KRB5_CONFIG", configurationFile.path, 1)
-        setenv("KRB5CCNAME", cache, 1)
+        setenv("KRB5CCNAME", defaultCache, 1)
         setenv("GSS_MECH_CONFIG", prefix.appendingPathComponent("no-mechanisms.conf").path, 1)
-        return cache
     }
 
     /// ``environment`` with `GSS_MECH_CONFIG` naming gss-ntlmssp (Debian's `gss-ntlmssp`) as the

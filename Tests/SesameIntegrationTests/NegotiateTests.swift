@@ -109,7 +109,7 @@ import Testing
 
     @Test func defaultHandlingAnswersWithTheTicketCache() async throws {
         let realm = try await KerberosRealm.shared()
-        let cache = realm.useInThisProcess()
+        let cache = realm.defaultCache
         try realm.kinit("alice", into: cache)
         defer { realm.kdestroy(cache) }
         let apache = try await ApacheServer(kerberos: realm)
@@ -126,7 +126,7 @@ import Testing
 
     @Test func withoutATicketThe401IsDeliveredAndSaysWhy() async throws {
         let realm = try await KerberosRealm.shared()
-        realm.kdestroy(realm.useInThisProcess())
+        realm.kdestroy(realm.defaultCache)
         let apache = try await ApacheServer(kerberos: realm)
         defer { apache.stop() }
         let problems = try await problemsOfAnUnansweredRequest(to: apache)
@@ -135,7 +135,7 @@ import Testing
 
     @Test func anExpiredTicketIsNotSent() async throws {
         let realm = try await KerberosRealm.shared()
-        let cache = realm.useInThisProcess()
+        let cache = realm.defaultCache
         try realm.kinit("alice", into: cache, lifetime: "1s")
         defer { realm.kdestroy(cache) }
         // The one wait of the suite: a ticket ends by the KDC's clock, which no test drives. One
@@ -152,7 +152,7 @@ import Testing
 
     @Test func withoutATicketBasicIsAnsweredNext() async throws {
         let realm = try await KerberosRealm.shared()
-        realm.kdestroy(realm.useInThisProcess())
+        realm.kdestroy(realm.defaultCache)
         let apache = try await ApacheServer(kerberos: realm)
         defer { apache.stop() }
         let delegate = Answer(nil, basic: Self.password("alice"))
@@ -179,7 +179,7 @@ import Testing
         let problems = Self.problems(in: kerberosOnly)
         #expect(problems.contains { $0.contains("carol") && $0.contains("not answered") }, "\(problems)")
         // NTLM through SPNEGO runs in a child (the CLI) whose GSSAPI has gss-ntlmssp installed:
-        // this process keeps to the built-in mechanisms (KerberosRealm.useInThisProcess()).
+        // this process keeps to the built-in mechanisms (KerberosRealm.shared() sets it so).
         let environment = try realm.ntlmMechanismEnvironment()
         let login = "\(user):\(password)"
         let ntlm = try await runSesame(
