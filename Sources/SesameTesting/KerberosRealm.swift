@@ -169,9 +169,10 @@ public final class KerberosRealm: Sendable {
     }
 
     private static func writeConfiguration(prefix: URL, port: Int) throws {
-        // No DNS, no reverse lookups: a principal is the host exactly as the URL names it. A second of
-        // clock skew (Kerberos allows five minutes by default), so that an expired ticket is refused
-        // a second after its end.
+        // No DNS, no reverse lookups: a principal is the host exactly as the URL names it. The KDC
+        // allows one second of clock skew (Kerberos allows five minutes by default), so that it
+        // refuses an expired ticket a second after its end; clients and servers keep the default,
+        // so that a slow run (under a sanitizer) is not taken for a replay or a stale request.
         let client = """
             [libdefaults]
                 default_realm = \(name)
@@ -180,13 +181,14 @@ public final class KerberosRealm: Sendable {
                 rdns = false
                 dns_canonicalize_hostname = false
                 udp_preference_limit = 1
-                clockskew = 1
             [realms]
                 \(name) = {
                     kdc = 127.0.0.1:\(port)
                 }
             """
         let kdc = """
+            [libdefaults]
+                clockskew = 1
             [kdcdefaults]
                 kdc_listen = 127.0.0.1:\(port)
                 kdc_tcp_listen = 127.0.0.1:\(port)
@@ -196,7 +198,6 @@ public final class KerberosRealm: Sendable {
                     key_stash_file = \(prefix.path)/stash
                     acl_file = \(prefix.path)/kadm5.acl
                     max_life = 10h
-                    clockskew = 1
                     supported_enctypes = aes256-cts-hmac-sha1-96:normal aes128-cts-hmac-sha1-96:normal
                 }
             [logging]

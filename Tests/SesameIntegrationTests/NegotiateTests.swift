@@ -139,7 +139,7 @@ import Testing
         try realm.kinit("alice", into: cache, lifetime: "1s")
         defer { realm.kdestroy(cache) }
         // The one wait of the suite: a ticket ends by the KDC's clock, which no test drives. One
-        // second of life, then the realm's one second of clock skew, and a margin.
+        // second of life, then the KDC's one second of clock skew, and a margin.
         try await Task.sleep(for: .seconds(2.5))
         #expect(try !realm.holdsValidTicket(cache))
         let apache = try await ApacheServer(kerberos: realm)
