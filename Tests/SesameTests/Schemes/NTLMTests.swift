@@ -191,6 +191,27 @@ import Testing
         }
     }
 
+    /// A server whose target information fills its 16-bit field leaves the NT response no room
+    /// for the pairs the client adds: a clear error, not a trap.
+    @Test func aChallengeTooLargeToAnswerIsRefused() throws {
+        let length = Int(UInt16.max) - 8
+        var info: [UInt8] = [1, 0]
+        info.appendLE16(UInt16(length))
+        info += [UInt8](repeating: 0x41, count: length) + [0, 0, 0, 0]
+        let exchange = NTLMExchange(user: "Domain\\User", password: "Password")
+        try exchange.step(nil, channelBinding: nil)
+        #expect {
+            try exchange.step(challenge(targetInfo: info), channelBinding: nil)
+        } throws: { error in
+            (error as? SesameError)?.code == .protocolError && "\(error)".contains("more than NTLM's 65,535")
+        }
+        #expect(!exchange.isEstablished)
+        // A user name past 32,767 UTF-16 units is refused the same way.
+        let long = NTLMExchange(user: String(repeating: "u", count: 40_000), password: "Password")
+        try long.step(nil, channelBinding: nil)
+        #expect(throws: SesameError.self) { try long.step(challenge(), channelBinding: nil) }
+    }
+
     @Test func userNamesSplitAsWindowsSendsThem() {
         #expect(NTLMExchange.split("SESAME\\carol") == ("carol", "SESAME"))
         #expect(NTLMExchange.split("carol@sesame.test") == ("carol@sesame.test", ""))

@@ -89,7 +89,7 @@ final class NTLMExchange: SecurityExchange, @unchecked Sendable {
             targetInfo: pairs,
             serverSentTime: serverTime != nil
         )
-        var message = NTLMMessage.authenticate(
+        var message = try NTLMMessage.authenticate(
             flags: NTLMMessage.Flags(rawValue: challenge.flags.rawValue & NTLMMessage.Flags.requested.rawValue),
             lmResponse: responses.lm,
             ntResponse: responses.nt,

@@ -112,14 +112,24 @@ enum NTLMMessage {
     static let version: [UInt8] = [10, 0, 0x61, 0x4A, 0, 0, 0, 0x0F]
 
     /// The AUTHENTICATE message, with room for a MIC at offset 72 (zeros; see ``micOffset``).
+    /// - Throws: ``SesameError/Code/protocolError`` when a field does not fit NTLM's 16-bit
+    ///   lengths: a server's target information that fills its own field leaves no room for the
+    ///   pairs the client adds, and a user or domain name may be too long.
     static func authenticate(
         flags: Flags,
         lmResponse: [UInt8],
         ntResponse: [UInt8],
         domain: String,
         user: String
-    ) -> [UInt8] {
+    ) throws(SesameError) -> [UInt8] {
         let fields: [[UInt8]] = [lmResponse, ntResponse, utf16LE(domain), utf16LE(user), [], []]
+        let names = ["LM response", "NT response (the server's target information)", "domain", "user name"]
+        for (index, field) in fields.enumerated() where field.count > Int(UInt16.max) {
+            throw SesameError(
+                .protocolError,
+                "the NTLM AUTHENTICATE message's \(names[index]) would take \(field.count) bytes, more than NTLM's 65,535"
+            )
+        }
         var message = signature
         message.appendLE32(3)
         var offset = 88
