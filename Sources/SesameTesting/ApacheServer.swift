@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Sesame
 
 /// Apache httpd with `mod_auth_digest` on loopback: `/digest/` (MD5, qop auth, `rspauth` in
@@ -181,7 +182,7 @@ public final class ApacheServer: Sendable {
     /// gss-ntlmssp's user file (`DOMAIN:user:password` lines) for ``ntlmUsers``.
     private static func ntlmUserFile(in folder: URL) throws -> URL {
         let lines = ntlmUsers.sorted { $0.key < $1.key }.map { name, password in
-            name.replacingOccurrences(of: "\\", with: ":") + ":" + password
+            name.replacing("\\", with: ":") + ":" + password
         }
         let file = folder.appendingPathComponent("ntlm-users")
         try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: file)

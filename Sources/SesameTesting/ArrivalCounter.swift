@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 
 /// Counts arrivals (requests a server saw, calls a fake made) and lets a test wait until a count
 /// is reached, without polling: a waiting task holds no thread, a waiting server thread sleeps on
@@ -12,7 +13,7 @@ import Foundation
 /// ```
 public final class ArrivalCounter: @unchecked Sendable {
     // @unchecked: `count` and `waiters` are only touched while `condition` is locked.
-    private let condition = NSCondition()
+    private let condition = ThreadLock()
     private var count = 0
     private var waiters: [(id: Int, target: Int, continuation: CheckedContinuation<Bool, Never>)] = []
     private var nextWaiter = 0
@@ -67,8 +68,7 @@ public final class ArrivalCounter: @unchecked Sendable {
     /// a server's own threads, never for a task.
     /// - Returns: whether the count was reached.
     public func waitOnThread(until target: Int, within limit: Duration) -> Bool {
-        let seconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) * 1e-18
-        let deadline = Date().addingTimeInterval(seconds)
+        let deadline = ContinuousClock.now + limit
         condition.lock()
         defer { condition.unlock() }
         while count < target {

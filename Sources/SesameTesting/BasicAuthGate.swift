@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A scripted HTTP Basic protection for ``LocalServer`` handlers: answers 401 with a challenge
 /// unless the request carries one of `users` (UTF-8, RFC 7617).
@@ -24,7 +24,7 @@ public struct BasicAuthGate: Sendable {
     /// The user the request authenticates as, if its `Authorization` is right.
     public func user(_ request: LocalServer.Request) -> String? {
         guard let header = request.headers["authorization"], header.lowercased().hasPrefix("basic "),
-            let decoded = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
+            let decoded = Data(base64Encoded: String(header.dropFirst(6)).trimmingWhitespace()),
             let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":")
         else { return nil }
         let user = String(text[..<colon])

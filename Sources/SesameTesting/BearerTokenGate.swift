@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Sesame
 
 /// A scripted Bearer protection (RFC 6750) for ``LocalServer`` handlers, with the token issuer a
@@ -57,7 +57,7 @@ public final class BearerTokenGate: Sendable {
         guard let header = request.headers["authorization"], header.lowercased().hasPrefix("bearer ") else {
             return nil
         }
-        return String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+        return String(header.dropFirst(7)).trimmingWhitespace()
     }
 
     /// nil when `request` carries the current token; otherwise the 401 to send.

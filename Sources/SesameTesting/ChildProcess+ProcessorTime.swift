@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension ChildProcess {
     /// Processor time the child and its descendants alive now have run, in seconds, to the
@@ -31,7 +32,7 @@ extension ChildProcess {
                     continue
                 }
                 pending += children.split(separator: " ").compactMap {
-                    pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines))
+                    pid_t($0.trimming(where: \.properties.isWhitespace))
                 }
             }
         }

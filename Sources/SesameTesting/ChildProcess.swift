@@ -1,5 +1,7 @@
 internal import CSesameShims
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 
 /// A child process started with `posix_spawn`, its output appended to a log file: for test peers
 /// (nginx, `openssl s_server`) and for running command-line tools from tests.
@@ -57,10 +59,7 @@ public final class ChildProcess: Sendable {
         var pid = pid_t()
         let status = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
         guard status == 0 else {
-            throw CocoaError(
-                .fileReadUnknown,
-                userInfo: [NSLocalizedDescriptionKey: "posix_spawn \(executable): \(String(cString: strerror(status)))"]
-            )
+            throw TestingError("posix_spawn \(executable): \(String(cString: strerror(status)))")
         }
         self.pid = pid
     }
@@ -103,7 +102,7 @@ public final class ChildProcess: Sendable {
         kill(pid, SIGTERM)
         let pid = pid
         BackgroundStops.shared.enter()
-        Thread.detachNewThread {
+        ServerThread.start {
             var status: Int32 = 0
             _ = waitpid(pid, &status, 0)
             afterExit()

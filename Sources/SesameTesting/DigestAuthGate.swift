@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Sesame
 
 /// A scripted HTTP Digest protection (RFC 7616) for ``LocalServer`` handlers: challenges with the
@@ -121,7 +121,7 @@ public final class DigestAuthGate: Sendable {
             return users.keys.first { h("\($0):\(options.realm)") == hashed }
         }
         if let extended = answer.parameter("username*"), extended.hasPrefix("UTF-8''") {
-            return String(extended.dropFirst(7)).removingPercentEncoding
+            return String(extended.dropFirst(7)).percentDecoded()
         }
         return answer.parameter("username")
     }

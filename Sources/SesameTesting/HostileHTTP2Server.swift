@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// An HTTP/2 server on loopback (h2c, prior knowledge) that misbehaves as it is told, one
 /// behaviour per connection: it goes away, refuses streams, asks for HTTP/1.1, resets a stream
@@ -51,7 +52,7 @@ public final class HostileHTTP2Server: @unchecked Sendable {
     public let port: Int
     private let listener: Int32
     private let behavior: @Sendable (Int) -> Behavior
-    private let lock = NSLock()
+    private let lock = ThreadLock()
     private var connections: [Int32] = []
     private var accepted = 0
     private var http1Answers = 0
@@ -64,7 +65,7 @@ public final class HostileHTTP2Server: @unchecked Sendable {
         let (fd, address) = try LoopbackListener.open(backlog: 64)
         listener = fd
         port = Int(UInt16(bigEndian: address.sin_port))
-        Thread { [self] in acceptLoop() }.start()
+        ServerThread.start { [self] in acceptLoop() }
     }
 
     deinit { stop() }
@@ -94,7 +95,7 @@ public final class HostileHTTP2Server: @unchecked Sendable {
             let fd = accept(listener, nil, nil)
             guard fd >= 0 else {
                 if errno == EINTR { continue }
-                Foundation.close(listener)
+                Glibc.close(listener)
                 return
             }
             let index = lock.withLock { () -> Int? in
@@ -104,12 +105,12 @@ public final class HostileHTTP2Server: @unchecked Sendable {
                 return accepted - 1
             }
             guard let index else {
-                Foundation.close(fd)
-                Foundation.close(listener)
+                Glibc.close(fd)
+                Glibc.close(listener)
                 return
             }
             let behavior = behavior(index)
-            Thread { [self] in serve(fd, behavior) }.start()
+            ServerThread.start { [self] in serve(fd, behavior) }
         }
     }
 
@@ -118,7 +119,7 @@ public final class HostileHTTP2Server: @unchecked Sendable {
             // Out of the set under the lock first, so that `stop()` never shuts down a number that
             // is no longer this server's.
             lock.withLock { connections.removeAll { $0 == fd } }
-            Foundation.close(fd)
+            Glibc.close(fd)
         }
         var peer = Peer(fd: fd)
         guard let start = peer.read(atLeast: HTTP2Frames.preface.count) else { return }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// httpbin (the Python HTTP test service) under gunicorn on loopback, from the virtual
 /// environment `scripts/install-deps.sh` makes (`.build/peers/httpbin-venv`, or

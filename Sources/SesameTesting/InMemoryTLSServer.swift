@@ -1,6 +1,7 @@
 internal import COpenSSL
 internal import CSesameShims
-import Foundation
+import FoundationEssentials
+import Glibc
 import Sesame
 
 /// A TLS server over byte buffers, with no socket: to test a TLS client back to back in memory.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A Kerberos realm of its own on loopback: MIT's `krb5kdc` with a scratch database, users with
 /// passwords, and service principals in a keytab for the servers the tests start (Apache's

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Sesame
 
 extension LocalServer {
@@ -31,7 +31,7 @@ extension LocalServer {
                 guard let colon = line.firstIndex(of: ":") else { continue }
                 headers.add(
                     name: String(line[..<colon]),
-                    value: line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                    value: line[line.index(after: colon)...].trimmingWhitespace()
                 )
             }
             return headers
@@ -167,11 +167,5 @@ extension LocalServer {
             default: return "Status"
             }
         }
-    }
-}
-
-extension Duration {
-    var timeInterval: TimeInterval {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }

@@ -1,6 +1,6 @@
 internal import COpenSSL
 internal import CSesameShims
-import Foundation
+import FoundationEssentials
 import Sesame
 
 /// The server's `SSL_CTX`. Immutable once built.

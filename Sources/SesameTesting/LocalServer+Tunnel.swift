@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension LocalServer {
     /// Copies bytes between `stream` and a new connection to `127.0.0.1:port` on this thread

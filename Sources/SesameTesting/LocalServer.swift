@@ -1,6 +1,7 @@
 internal import COpenSSL
 internal import CSesameShims
-import Foundation
+import FoundationEssentials
+import Glibc
 import Sesame
 
 /// An HTTP/1.1 server on `127.0.0.1` (or `::1`) with an ephemeral port, for tests: plain or TLS
@@ -152,7 +153,7 @@ public final class LocalServer: Sendable {
         }
         listenFD = fd
         let server = self
-        Thread.detachNewThread { server.acceptLoop() }
+        ServerThread.start { server.acceptLoop() }
     }
 
     deinit { close(listenFD) }
@@ -219,7 +220,7 @@ public final class LocalServer: Sendable {
             var timeout = timeval(tv_sec: 120, tv_usec: 0)
             setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             let server = self
-            Thread.detachNewThread { server.serve(fd: fd, index: index) }
+            ServerThread.start { server.serve(fd: fd, index: index) }
         }
     }
 
@@ -274,7 +275,7 @@ public final class LocalServer: Sendable {
                 $0.requests.append(request)
             }
             let response = configuration.handler(request)
-            if let delay = response.delay { Thread.sleep(forTimeInterval: delay.timeInterval) }
+            if let delay = response.delay { ServerThread.sleep(delay) }
             switch response.kind {
             case .stall:
                 // Hold the connection open, sending nothing, until the client or shutdown ends it.

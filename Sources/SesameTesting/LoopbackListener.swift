@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A listening TCP socket on 127.0.0.1 with a port the kernel picks, for the test servers that
 /// handle their sockets themselves.
@@ -16,7 +17,7 @@ enum LoopbackListener {
             }
         }
         guard bound == 0, listen(fd, backlog) == 0 else {
-            Foundation.close(fd)
+            Glibc.close(fd)
             throw TestingError("bind/listen: \(String(cString: strerror(errno)))")
         }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)

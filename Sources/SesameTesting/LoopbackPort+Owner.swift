@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 // Which process listens on a loopback port, from /proc.
 //
@@ -20,11 +21,8 @@ extension LoopbackPort {
     /// The table has a line for every TCP socket of the machine (a parallel test run holds
     /// hundreds), so lines are matched as bytes and only a listening socket's line is split.
     private static func listeningInodes(port: Int) -> Set<UInt64> {
-        // Read to the end: /proc files report a size of 0, and String(contentsOfFile:) then reads
-        // only the first 4 KiB.
-        guard let handle = FileHandle(forReadingAtPath: "/proc/net/tcp") else { return [] }
-        defer { try? handle.close() }
-        guard let data = try? handle.readToEnd() else { return [] }
+        // Read to the end: /proc files report a size of 0.
+        guard let data = readToEnd("/proc/net/tcp") else { return [] }
         // "local_address rem_address st": a listening socket has no remote end.
         let hexPort = String(port, radix: 16, uppercase: true)
         let needle = Array(
@@ -62,5 +60,23 @@ extension LoopbackPort {
             inodes.insert(inode)
         }
         return inodes
+    }
+
+    /// The whole file, read until end of file; nil when it cannot be opened or read.
+    private static func readToEnd(_ path: String) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count == 0 { return bytes }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return nil
+            }
+            bytes += chunk[..<count]
+        }
     }
 }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Loopback TCP ports and sockets for test servers and peers.
 public enum LoopbackPort {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// `nghttpd` (Debian's `nghttp2-server`), nghttp2's own HTTP/2 server, on loopback: without TLS
 /// HTTP/2 with prior knowledge (h2c), with `tls` over TLS with ALPN `h2` only. It serves `files`

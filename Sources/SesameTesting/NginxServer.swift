@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Sesame
 
 /// nginx on loopback with a configuration of our own: plain and TLS servers (certificate from a

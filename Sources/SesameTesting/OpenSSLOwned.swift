@@ -1,6 +1,6 @@
 internal import COpenSSL
 internal import CSesameShims
-import Foundation
+import FoundationEssentials
 
 /// Owns an `EVP_PKEY` built by the test PKI. Immutable after creation.
 final class OwnedKey: @unchecked Sendable {

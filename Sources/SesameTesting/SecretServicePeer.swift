@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A real Secret Service provider for tests: a private D-Bus session bus (`dbus-daemon`) with
 /// GNOME Keyring (`gnome-keyring-daemon --unlock --components=secrets`) on it, in a scratch

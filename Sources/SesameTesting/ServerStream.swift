@@ -1,5 +1,6 @@
 internal import COpenSSL
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Owns a server-side `SSL`.
 final class OwnedSSL: @unchecked Sendable {
@@ -105,7 +106,7 @@ struct ServerRequestReader {
         for line in head.split(separator: "\r\n").dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
             headers.append(
-                (line[..<colon].lowercased(), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+                (line[..<colon].lowercased(), line[line.index(after: colon)...].trimmingWhitespace())
             )
         }
         func value(_ name: String) -> String? { headers.first { $0.0 == name }?.1 }
@@ -120,7 +121,7 @@ struct ServerRequestReader {
                 }
                 let sizeText = String(decoding: pending[0..<(lineEnd - 2)], as: UTF8.self).prefix { $0 != ";" }
                 pending.removeFirst(lineEnd)
-                guard let size = Int(sizeText.trimmingCharacters(in: .whitespaces), radix: 16) else {
+                guard let size = Int(sizeText.trimmingWhitespace(), radix: 16) else {
                     throw ReadError(description: "bad chunk size '\(sizeText)'")
                 }
                 if size == 0 {

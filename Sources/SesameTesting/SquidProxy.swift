@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Sesame
 
 /// squid (Debian package `squid`) as an authenticating forward proxy on loopback: plain requests

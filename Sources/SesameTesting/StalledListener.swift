@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A loopback TCP port where connecting stalls, for testing timeouts: either the TCP connection
 /// never completes (the listener's accept queue is kept full, so the kernel drops new SYNs), or it
@@ -18,7 +19,7 @@ public final class StalledListener: @unchecked Sendable {
     /// The port to connect to.
     public let port: Int
     private let listener: Int32
-    private let lock = NSLock()
+    private let lock = ThreadLock()
     private var held: [Int32] = []
     private var closed = false
     /// The accept thread closes the listener when it ends (`acceptsAndSaysNothing`).
@@ -43,7 +44,7 @@ public final class StalledListener: @unchecked Sendable {
                 guard client >= 0 else { continue }
                 _ = withUnsafePointer(to: &address) {
                     $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        Foundation.connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                        Glibc.connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
                     }
                 }
                 held.append(client)
@@ -51,10 +52,10 @@ public final class StalledListener: @unchecked Sendable {
             usleep(100_000)  // the kernel completes the queued handshakes
         case .acceptsAndSaysNothing:
             acceptThreadOwnsListener = true
-            let thread = Thread { [self] in
+            ServerThread.start { [self] in
                 // This thread closes the listener, once it no longer calls accept(2) on it: closed
                 // by `close()`, its number could go to another socket of the process meanwhile.
-                defer { Foundation.close(fd) }
+                defer { Glibc.close(fd) }
                 while true {
                     let accepted = accept(fd, nil, nil)
                     guard accepted >= 0 else {
@@ -67,12 +68,11 @@ public final class StalledListener: @unchecked Sendable {
                         return true
                     }
                     guard keep else {
-                        Foundation.close(accepted)
+                        Glibc.close(accepted)
                         return
                     }
                 }
             }
-            thread.start()
         }
     }
 
@@ -88,7 +88,7 @@ public final class StalledListener: @unchecked Sendable {
         }
         for fd in descriptors {
             shutdown(fd, Int32(SHUT_RDWR))
-            Foundation.close(fd)
+            Glibc.close(fd)
         }
     }
 

@@ -1,6 +1,7 @@
 internal import COpenSSL
 internal import CSesameShims
-import Foundation
+import FoundationEssentials
+import Glibc
 import Sesame
 
 /// A certificate made by ``TestPKI`` together with its private key and the intermediates above it.

@@ -1,6 +1,6 @@
 internal import COpenSSL
 internal import CSesameShims
-import Foundation
+import FoundationEssentials
 
 extension TestPKI {
     /// What a test OCSP response says about a certificate.

@@ -1,6 +1,6 @@
 internal import COpenSSL
 internal import CSesameShims
-import Foundation
+import FoundationEssentials
 import Sesame
 
 extension TestPKI {

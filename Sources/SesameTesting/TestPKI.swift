@@ -1,6 +1,6 @@
 internal import COpenSSL
 internal import CSesameShims
-import Foundation
+import FoundationEssentials
 import Sesame
 
 /// A test public-key infrastructure generated at run time: a root CA, an intermediate CA, server

@@ -1,10 +1,23 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Writing to the terminal.
 enum Output {
     /// A line on standard error, prefixed with "sesame: ".
     static func error(_ message: String) {
-        FileHandle.standardError.write(Data("sesame: \(message)\n".utf8))
+        standardError("sesame: \(message)\n")
+    }
+
+    /// `text` on standard error as it is; a write the terminal refuses is dropped, as it would be
+    /// by curl.
+    static func standardError(_ text: String) {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let count = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return }
+            bytes = bytes.dropFirst(count)
+        }
     }
 }
 

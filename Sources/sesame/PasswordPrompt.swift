@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Reads a password from the terminal without echoing it (`-u user` without a password).
 enum PasswordPrompt {
@@ -27,7 +28,7 @@ enum PasswordPrompt {
         }
         var bytes: [UInt8] = []
         var byte: UInt8 = 0
-        while Foundation.read(tty, &byte, 1) == 1, byte != 0x0A { bytes.append(byte) }
+        while Glibc.read(tty, &byte, 1) == 1, byte != 0x0A { bytes.append(byte) }
         if bytes.last == 0x0D { bytes.removeLast() }
         return String(decoding: bytes, as: UTF8.self)
     }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A one-line progress bar on standard error, redrawn at most ten times a second.
 final class ProgressBar {
@@ -20,7 +21,7 @@ final class ProgressBar {
     func finish() {
         guard received > 0 else { return }
         draw()
-        FileHandle.standardError.write(Data("\n".utf8))
+        Output.standardError("\n")
     }
 
     private func draw() {
@@ -40,7 +41,7 @@ final class ProgressBar {
         } else {
             line = "\(Self.size(received)) \(rate)"
         }
-        FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
+        Output.standardError("\r\u{1B}[K\(line)")
     }
 
     static func size(_ bytes: Int) -> String {
@@ -51,6 +52,8 @@ final class ProgressBar {
             value /= 1024
             unit += 1
         }
-        return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
+        guard unit > 0 else { return "\(bytes) B" }
+        let tenths = Int((value * 10).rounded())
+        return "\(tenths / 10).\(tenths % 10) \(units[unit])"
     }
 }

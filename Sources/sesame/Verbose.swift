@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Sesame
 
 /// `-v`: `*` lines for connections and TLS, `>` for the request head, `<` for response heads and
@@ -49,14 +50,14 @@ enum Verbose {
         case .tokenRefreshFailed(let origin, let error):
             lines.append("* bearer token refresh for \(origin) failed: \(error)")
         }
-        FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+        Output.standardError(lines.joined(separator: "\n") + "\n")
     }
 
     /// The trailer fields after a body, as curl shows them: `<` lines once the body is out.
     static func printTrailers(_ trailers: HTTPHeaders) {
         guard !trailers.isEmpty else { return }
         let lines = trailers.map { "< \($0.name): \($0.value)" }
-        FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+        Output.standardError(lines.joined(separator: "\n") + "\n")
     }
 
     /// The URL without user name and password (`-u` travels in the URL's user info).

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Sesame
 
 // The `sesame` command line: parse, call the library, print, map the outcome to an exit code.

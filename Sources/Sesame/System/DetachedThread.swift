@@ -1,10 +1,10 @@
 import Glibc
 
 /// A thread of Sesame's own, started with plain pthreads, that runs `body` once and ends.
-enum DetachedThread {
+package enum DetachedThread {
     /// Starts a thread running `body`.
     /// - Returns: false when the system refused to create the thread.
-    static func start(_ body: @escaping @Sendable () -> Void) -> Bool {
+    package static func start(_ body: @escaping @Sendable () -> Void) -> Bool {
         let box = Unmanaged.passRetained(Work(body: body))
         var thread = pthread_t()
         let created = pthread_create(

@@ -2,7 +2,7 @@ extension StringProtocol {
     /// The text with each `%XX` escape replaced by its byte, read as UTF-8; nil when an escape is
     /// not two hexadecimal digits or the bytes are not UTF-8 (Foundation's
     /// `removingPercentEncoding`).
-    func percentDecoded() -> String? {
+    package func percentDecoded() -> String? {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(utf8.count)
         var iterator = utf8.makeIterator()

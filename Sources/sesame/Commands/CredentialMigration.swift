@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Sesame
 
 /// `sesame credentials migrate [--to secret-service|file] [--credential-store FILE]`: moves

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Sesame
 
 /// `--credential-store secret-service|file|PATH`: which permanent store a command uses.

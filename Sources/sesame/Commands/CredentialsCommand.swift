@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Sesame
 
 /// `sesame credentials list | add | remove | default | migrate`: the permanent credential stores.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Sesame
 import SesameTesting
 
@@ -9,16 +9,16 @@ enum DemoBearerSteps {
     final class EndpointTokens: TokenAuthenticator {
         let endpoint: URL
         let session: Session
-        let held: LockedTokens
+        let held: LockedValue<String>
         let refreshes = Recorder<String?>()
 
         init(endpoint: URL, session: Session, holding token: String) {
             self.endpoint = endpoint
             self.session = session
-            held = LockedTokens(token)
+            held = LockedValue(token)
         }
 
-        func currentToken() async throws -> String? { held.token }
+        func currentToken() async throws -> String? { held.withLock { $0 } }
 
         func refreshToken(rejecting rejected: String?) async throws -> String {
             refreshes.append(rejected)
@@ -29,40 +29,33 @@ enum DemoBearerSteps {
                 body: .data(Data("grant_type=refresh_token&refresh_token=demo-refresh".utf8))
             )
             let (data, response) = try await session.data(for: request)
-            guard response.status == 200,
-                let object = try JSONSerialization.jsonObject(with: data) as? [String: Any],
-                let token = object["access_token"] as? String
+            guard response.status == 200, let token = try? JSONDecoder().decode(Grant.self, from: data).accessToken
             else {
                 throw DemoFailure(
                     "the token endpoint answered \(response.status) \(String(decoding: data, as: UTF8.self))"
                 )
             }
-            held.token = token
+            held.withLock { $0 = token }
             return token
         }
     }
 
-    /// The token the app holds, shared with the refresh.
-    final class LockedTokens: @unchecked Sendable {
-        // @unchecked: `value` is behind `lock`.
-        private let lock = NSLock()
-        private var value: String
-        init(_ value: String) { self.value = value }
-        var token: String {
-            get { lock.withLock { value } }
-            set { lock.withLock { value = newValue } }
-        }
+    /// The token endpoint's answer (RFC 6749 section 5.1), the one field the app reads.
+    struct Grant: Decodable {
+        let accessToken: String
+        enum CodingKeys: String, CodingKey { case accessToken = "access_token" }
     }
 
     static func bearer(_ demo: DemoContext) async throws {
         let gate = BearerTokenGate(realm: "Sesame API")
         let expired = gate.issue()
         gate.expire()
-        let grants = LockedTokens("demo-refresh")
+        let grants = LockedValue("demo-refresh")
         var configuration = LocalServer.Configuration(identity: try demo.pki.leaf())
         configuration.handler = { request in
             guard request.target == "/oauth/token" else { return gate.check(request) ?? .text("report for the bearer") }
-            guard String(decoding: request.body, as: UTF8.self).contains("refresh_token=\(grants.token)") else {
+            guard String(decoding: request.body, as: UTF8.self).contains("refresh_token=\(grants.withLock { $0 })")
+            else {
                 return .text(
                     "{\"error\":\"invalid_grant\"}",
                     status: 400,
@@ -111,7 +104,7 @@ enum DemoBearerSteps {
         try expect(tokens.refreshes.all.count == 1, "\(tokens.refreshes.all.count) refreshes")
 
         // The refresh token is revoked and the access token expires: each waiting request fails once.
-        grants.token = "revoked"
+        grants.withLock { $0 = "revoked" }
         gate.expire()
         let failures = await withTaskGroup(of: String?.self) { group in
             for _ in 0..<8 {

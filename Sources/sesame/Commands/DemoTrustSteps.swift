@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Sesame
 import SesameTesting
 
@@ -146,11 +147,11 @@ enum DemoTrustSteps {
             if chunk.isEmpty { break }
             received += chunk
             let text = String(decoding: received, as: UTF8.self)
-            if let end = text.range(of: "\r\n\r\n"),
+            if let end = text.firstRange(of: "\r\n\r\n"),
                 let lengthLine = text[..<end.lowerBound].split(separator: "\r\n").first(where: {
                     $0.lowercased().hasPrefix("content-length:")
                 }),
-                let length = Int(lengthLine.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)),
+                let length = Int(lengthLine.split(separator: ":")[1].trimmingWhitespace()),
                 text[end.upperBound...].utf8.count >= length
             {
                 await connection.close()

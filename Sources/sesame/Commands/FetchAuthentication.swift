@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Sesame
 
 /// `-u`, `--basic`, `--netrc`, `--credential-store` and `--save-credentials` for a fetch: how the

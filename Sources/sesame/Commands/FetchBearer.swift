@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Sesame
 
 /// `--oauth2-bearer TOKEN` (curl's) and `--oauth2-refresh COMMAND`: a Bearer token for the URL's
@@ -46,9 +47,12 @@ struct FetchBearer: TokenAuthenticator {
         var environment = ProcessInfo.processInfo.environment
         environment["SESAME_REJECTED_TOKEN"] = rejected ?? ""
         let child = try SpawnedCommand(["/bin/sh", "-c", command], environment: environment)
-        let result = await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
+        let result = try await withCheckedThrowingContinuation { continuation in
+            let started = DetachedThread.start {
                 continuation.resume(returning: child.collect(limit: outputLimit, within: timeLimit))
+            }
+            if !started {
+                continuation.resume(throwing: RefreshFailure("no thread to wait for the --oauth2-refresh command"))
             }
         }
         guard result.output.count <= outputLimit else {
@@ -65,7 +69,7 @@ struct FetchBearer: TokenAuthenticator {
         guard let line = String(decoding: result.output, as: UTF8.self).split(separator: "\n").first else {
             throw RefreshFailure("the --oauth2-refresh command printed no token")
         }
-        return line.trimmingCharacters(in: .whitespaces)
+        return line.trimmingWhitespace()
     }
 }
 

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Sesame
 
 /// The request a fetch sends: its URL, `-X`, `-H`, and the body options: `-d`-family (form), `-F/--form` (multipart), `--json`.
@@ -47,7 +48,7 @@ enum FetchBody {
             for piece in pieces {
                 if piece.lowercased().hasPrefix("type=") { type = String(piece.dropFirst(5)) }
                 if piece.lowercased().hasPrefix("filename=") {
-                    fileName = String(piece.dropFirst(9)).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+                    fileName = piece.dropFirst(9).trimming(["\""])
                 }
             }
             do {

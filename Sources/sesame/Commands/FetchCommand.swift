@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Sesame
 
 /// `sesame [fetch] URL`: one request, curl's way.

@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import Sesame
 
 /// `-E/--cert`, `--cert-type`, `--key`, `--pass` (a client identity) and `-x`, `-U`,
@@ -49,7 +51,9 @@ enum FetchConnectionOptions {
                 }
                 if first { continuation.resume(with: result) }
             }
-            Thread.detachNewThread { finish(Result { try identity(options) }) }
+            if !DetachedThread.start({ finish(Result { try identity(options) }) }) {
+                finish(.failure(IdentityError(description: "client certificate: no thread to load it on")))
+            }
             let milliseconds = Int(
                 limit.components.seconds * 1000 + limit.components.attoseconds / 1_000_000_000_000_000
             )
@@ -99,15 +103,31 @@ enum FetchConnectionOptions {
         return (proxy, options.proxyMethods)
     }
 
+    /// `text` percent-encoded for a URL's user or password: RFC 3986's unreserved characters and
+    /// sub-delimiters stay, everything else (":", "@", "/" and "%" among them) is escaped.
+    private static func userInfoEncoded(_ text: String) -> String {
+        let kept = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~!$&'()*+,;=".utf8)
+        var result = ""
+        for byte in text.utf8 {
+            if kept.contains(byte) {
+                result.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                result +=
+                    "%" + String(byte >> 4, radix: 16, uppercase: true)
+                    + String(byte & 0x0F, radix: 16, uppercase: true)
+            }
+        }
+        return result
+    }
+
     /// The proxy URL with `user:password` in it (the session sends them to that proxy only).
     private static func withUserInfo(_ proxy: String, user: String, password: String) throws -> String {
         let text = proxy.contains("://") ? proxy : "http://" + proxy
         guard var components = URLComponents(string: text) else {
             throw Arguments.UsageError(description: "'\(proxy)' is not a proxy URL")
         }
-        let allowed = CharacterSet.urlUserAllowed.subtracting(CharacterSet(charactersIn: ":@/"))
-        components.percentEncodedUser = user.addingPercentEncoding(withAllowedCharacters: allowed)
-        components.percentEncodedPassword = password.addingPercentEncoding(withAllowedCharacters: allowed)
+        components.percentEncodedUser = userInfoEncoded(user)
+        components.percentEncodedPassword = userInfoEncoded(password)
         guard let string = components.string else {
             throw Arguments.UsageError(description: "'\(proxy)' is not a proxy URL")
         }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Sesame
 
 /// curl's `-b/--cookie` (a `name=value; …` string, or a Netscape cookie file to load) and

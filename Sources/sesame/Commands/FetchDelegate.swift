@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Sesame
 
 /// Receives the fetch's response and body: head for `-i`, body to the sink, progress, `--fail`.
@@ -104,10 +105,11 @@ final class BodySink: @unchecked Sendable {
             target = .file(path: output)
             return
         }
-        let directory = (output as NSString).deletingLastPathComponent
-        let name = (output as NSString).lastPathComponent
-        let temporary = ((directory.isEmpty ? "." : directory) as NSString)
-            .appendingPathComponent(".\(name).sesame-\(UUID().uuidString)")
+        // Beside the output: the same folder, so that the rename cannot cross file systems.
+        let slash = output.lastIndex(of: "/")
+        let directory = slash.map { String(output[...$0]) } ?? "./"
+        let name = slash.map { String(output[output.index(after: $0)...]) } ?? output
+        let temporary = directory + ".\(name).sesame-\(UUID().uuidString)"
         target = .atomic(temporary: temporary, destination: output)
     }
 
@@ -123,7 +125,7 @@ final class BodySink: @unchecked Sendable {
         var written = 0
         while written < bytes.count {
             let count = bytes.withUnsafeBytes {
-                Foundation.write(fd, $0.baseAddress.map { $0 + written }, bytes.count - written)
+                Glibc.write(fd, $0.baseAddress.map { $0 + written }, bytes.count - written)
             }
             if count < 0 {
                 if errno == EINTR { continue }
@@ -143,7 +145,7 @@ final class BodySink: @unchecked Sendable {
             case .file(let path): (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC)
             case .atomic(let temporary, _): (temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC)
             }
-        fd = Foundation.open(path, flags, 0o666)
+        fd = Glibc.open(path, flags, 0o666)
         if fd < 0 {
             failure = "cannot write '\(self.path)': \(String(cString: strerror(errno)))"
             return false

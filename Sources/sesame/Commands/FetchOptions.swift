@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Sesame
 
 /// The options of `sesame [fetch] URL`, with curl's names.
@@ -166,7 +167,7 @@ struct FetchOptions {
                 case "--pinnedpubkey":
                     // curl's syntax: sha256//BASE64, several joined with ';'.
                     options.pinnedPublicKeys += value.split(separator: ";").map {
-                        $0.trimmingCharacters(in: .whitespaces)
+                        $0.trimmingWhitespace()
                     }
                 case "--crl", "--crlfile": options.crlFiles.append(value)
                 case "--policy": options.certificatePolicies.append(value)
@@ -268,7 +269,7 @@ struct FetchOptions {
         guard let colon = text.firstIndex(of: ":"), colon != text.startIndex else {
             throw Arguments.UsageError(description: "header '\(text)' is not 'Name: value'")
         }
-        return (String(text[..<colon]), text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        return (String(text[..<colon]), text[text.index(after: colon)...].trimmingWhitespace())
     }
 
     /// `@file` reads a file (for -d, without CR and LF, as curl does); anything else is the data itself.

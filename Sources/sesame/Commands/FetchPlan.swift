@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Sesame
 
 /// Everything one fetch needs, built from the parsed options in one place: the session's

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Sesame
 
 /// `--cacert`, `--capath`, `--anchors`, `--anchors-only`, `--cert-status`, `--pin-cert`,

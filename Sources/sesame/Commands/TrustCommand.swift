@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Sesame
 
 /// `sesame trust URL [--cacert F]`: connect, and explain the server's chain, its evaluation with
