@@ -50,13 +50,19 @@ import Testing
             onSlotFreed: { _ in }
         )
         http2.start()
+        // Every wait below is bounded by this deadline: a run that never reaches the state this
+        // test drives ends without a verdict instead of spinning.
+        let deadline = ContinuousClock.now + .seconds(20)
         // The test holds the writer role (once `start()`'s writer let it go): the request's
         // HEADERS never go out, so the server stays silent.
         while !http2.withState({ state in
             guard !state.flushing else { return false }
             state.flushing = true
             return true
-        }) { await Task.yield() }
+        }) {
+            try #require(ContinuousClock.now < deadline, "start()'s writer never let the writer role go")
+            await Task.yield()
+        }
         #expect(http2.reserve())
         let id = try http2.openStream(
             method: "GET",
@@ -68,7 +74,15 @@ import Testing
         )
         // Once the pump has read the server's SETTINGS and let the reading role go, the stream's
         // task reads the connection itself.
-        while http2.withState({ $0.reading }) { await Task.yield() }
+        while http2.withState({ $0.reading }) {
+            guard ContinuousClock.now < deadline else {
+                // The pump kept reading (a loaded machine): the case does not occur in this run.
+                http2.finish(id)
+                await connection.close()
+                return
+            }
+            await Task.yield()
+        }
         let waiting = Task { () -> (any Error)? in
             do {
                 _ = try await http2.next(on: id, timeout: .seconds(3600))
@@ -79,8 +93,7 @@ import Testing
         }
         // The server's SETTINGS acknowledgement may still arrive after the pump stopped: then the
         // pump takes the reading role back for the waiting stream, and the case this test drives
-        // (the stream's own task reading) does not occur in this run. Every wait is bounded.
-        let deadline = ContinuousClock.now + .seconds(20)
+        // (the stream's own task reading) does not occur in this run.
         while http2.withState({ $0.directRead == nil }) {
             if http2.withState({ $0.reading && $0.directRead == nil }) || ContinuousClock.now > deadline {
                 waiting.cancel()
