@@ -175,11 +175,15 @@ public enum UserFile {
         )
     }
 
-    /// Reads `fd` to its end in pieces of at most 1 MiB, refusing to go past the kind's limit.
+    /// Reads `fd` to its end, refusing to go past the kind's limit. The pieces are sized from the
+    /// size `fstat` reported (one byte more, to see the end in the same call), at least 16 KiB for
+    /// files that report none (/proc, pipes) and at most 1 MiB: a 2 KiB trust file costs 16 KiB
+    /// of memory, not a megabyte.
     private static func readAll(_ fd: Int32, expected: Int, path: String, kind: Kind) throws(SesameError) -> [UInt8] {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(min(max(expected, 0), kind.sizeLimit) + 1)
-        var piece = [UInt8](repeating: 0, count: min(1 << 20, kind.sizeLimit + 1))
+        let expected = min(max(expected, 0), kind.sizeLimit)
+        bytes.reserveCapacity(expected + 1)
+        var piece = [UInt8](repeating: 0, count: min(max(expected + 1, 16 << 10), 1 << 20, kind.sizeLimit + 1))
         while true {
             let count = piece.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if count == 0 { return bytes }
