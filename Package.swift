@@ -64,10 +64,22 @@ let package = Package(
             dependencies: ["Sesame", "COpenSSL", "CSesameShims"],
             swiftSettings: strictSwift
         ),
+        // In release builds the command-line tool carries the Swift runtime inside it: a script
+        // that runs it thousands of times does not pay for binding and relocating the runtime's
+        // shared libraries at every start, and the binary runs where no Swift toolchain is
+        // installed. Debug builds (the tests, the sanitizers) keep the shared runtime, which the
+        // sanitizers' runtimes expect. No package depends on an executable product, so these
+        // flags stop no one depending on Sesame's libraries.
         .executableTarget(
             name: "sesame",
             dependencies: ["Sesame", "SesameTesting"],
-            swiftSettings: strictSwift
+            swiftSettings: strictSwift,
+            linkerSettings: [
+                .unsafeFlags(
+                    ["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"],
+                    .when(configuration: .release)
+                )
+            ]
         ),
         .executableTarget(
             name: "sesame-bench",

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds a program that imports only Sesame (and FoundationEssentials), in a package of its own
 # that depends on this one by path, and checks what it loads: no libFoundation, no ICU, no
-# FoundationNetworking. A Sesame source file that imports Foundation again fails here.
+# FoundationNetworking. A Sesame source file that imports Foundation again fails here. The
+# command-line tool is checked too: it loads no Foundation either.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
@@ -43,3 +44,13 @@ if grep -Eq "libFoundation\.so|libFoundationNetworking|libFoundationXML|_Foundat
 fi
 "$probe" >/dev/null
 echo "footprint: a program importing only Sesame loads $(grep -c "=>" <<<"$libraries") shared libraries, none of them libFoundation or ICU"
+
+swift build --product sesame >"$out/cli-build.log" 2>&1 || { cat "$out/cli-build.log" >&2; exit 1; }
+cli="$(swift build --show-bin-path)/sesame"
+cli_libraries="$(ldd "$cli")"
+if grep -Eq "libFoundation\.so|libFoundationNetworking|libFoundationXML|_FoundationICU|libicu" <<<"$cli_libraries"; then
+    echo "footprint: the sesame command loads Foundation or ICU:" >&2
+    grep -E "Foundation|icu|ICU" <<<"$cli_libraries" >&2
+    exit 1
+fi
+echo "footprint: the sesame command loads $(grep -c "=>" <<<"$cli_libraries") shared libraries, none of them libFoundation or ICU"
