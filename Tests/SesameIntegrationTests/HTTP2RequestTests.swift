@@ -215,6 +215,54 @@ import Testing
         await connection.close()
     }
 
+    /// An idle connection (its idle timer set for an hour) is freed once its last user (its pool,
+    /// which forgets it when the server's GOAWAY retires it) lets it go: the idle timer does not
+    /// keep it, its session and its buffers for the rest of the hour.
+    @Test func anIdleConnectionIsFreedBeforeItsIdleTimerFires() async throws {
+        let server = try HostileHTTP2Server { _ in .answer("once") }
+        defer { server.stop() }
+        let connection = try await Connection.connect(host: "127.0.0.1", port: server.port, tls: nil)
+        var http2: HTTP2Connection? = try HTTP2Connection(
+            connection,
+            origin: Origin(scheme: "http", host: "127.0.0.1", port: server.port),
+            idleTimeout: .seconds(3600),
+            onRetire: { _ in },
+            onSlotFreed: { _ in }
+        )
+        weak let observed = http2
+        try await Self.answerOneRequest(on: try #require(http2), port: server.port)  // then idle
+        http2 = nil
+        // The connection's last writes and reads end on tasks of their own, which hold it until
+        // they are done: a bounded wait for them (the idle timer alone would hold it an hour).
+        let deadline = ContinuousClock.now + .seconds(10)
+        while observed != nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(observed == nil, "the idle connection is still held")
+        await connection.close()
+    }
+
+    private static func answerOneRequest(on http2: HTTP2Connection, port: Int) async throws {
+        http2.start()
+        #expect(http2.reserve())
+        let id = try http2.openStream(
+            method: "GET",
+            scheme: "http",
+            authority: "127.0.0.1:\(port)",
+            path: "/",
+            fields: [:],
+            hasBody: false
+        )
+        await http2.flush()
+        reading: while true {
+            switch try await http2.next(on: id, timeout: .seconds(10)) {
+            case .head(let status, _): #expect(status == 200)
+            case .data(let bytes): http2.consumed(bytes.count, on: id)
+            case .trailers: break
+            case .end: break reading
+            }
+        }
+        http2.finish(id)
+    }
+
     @Test func trailersAfterABodyReachTheResponseApartFromItsHeaders() async throws {
         let server = try await NghttpdServer(
             files: ["big.bin": Self.big, "empty.txt": []],

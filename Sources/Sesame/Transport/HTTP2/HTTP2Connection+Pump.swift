@@ -244,8 +244,12 @@ extension HTTP2Connection {
         if start { armIdleTimer(at: .now + idleTimeout) }
     }
 
+    /// The timer holds the connection weakly: a connection its server retired (GOAWAY after a
+    /// thousand requests is nginx's default) is freed as soon as its pool and streams let it go,
+    /// not an idle timeout later with its session, buffers and TLS state.
     private func armIdleTimer(at deadline: ContinuousClock.Instant) {
-        _ = LoopTimer(on: connection.loop, at: deadline) { [self] in
+        _ = LoopTimer(on: connection.loop, at: deadline) { [weak self] in
+            guard let self else { return }
             let now = ContinuousClock.now
             let (expired, next) = withState { state -> (Bool, ContinuousClock.Instant?) in
                 guard state.reserved == 0, let since = state.idleSince else {
