@@ -14,6 +14,7 @@ scripts/install-deps.sh
 unset http_proxy https_proxy all_proxy no_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY NO_PROXY
 swift build -c release --product sesame-bench
 swift build -c release --product sesame-bench-worker
+swift build -c release --product sesame
 arguments=("$@")
 if [[ " ${arguments[*]-} " != *" --output "* ]]; then arguments+=(--output bench-results.md); fi
 if [[ " ${arguments[*]-} " != *" --repetitions "* ]]; then arguments+=(--repetitions 4); fi

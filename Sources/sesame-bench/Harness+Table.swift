@@ -6,8 +6,8 @@ extension Harness {
     /// Sesame's rate over libcurl's within each repetition.
     func render(_ results: [String: [Client: [Sample]]], clientCPU: Int?) -> String {
         var lines = [
-            "| workload | client | req/s median (min–max) | CPU µs/req | peak RSS MiB | round trips/req | server busy | Sesame/libcurl req/s median (min–max) |",
-            "|---|---|---|---|---|---|---|---|",
+            "| workload | client | req/s median (min–max) | CPU µs/req | peak RSS MiB | round trips/req | server busy | Sesame/libcurl req/s median (min–max) | Sesame/libcurl peak RSS median (min–max) |",
+            "|---|---|---|---|---|---|---|---|---|",
         ]
         func median(_ values: [Double]) -> Double {
             let sorted = values.sorted()
@@ -20,6 +20,7 @@ extension Harness {
             // is steadier than the ratio of the medians.
             let pairs = zip(byClient[.sesame, default: []], byClient[.libcurl, default: []])
             let ratios = pairs.map { sesame, libcurl in libcurl.wall / max(sesame.wall, 1e-9) }
+            let memoryRatios = pairs.map { sesame, libcurl in Double(sesame.peakRSS) / Double(max(libcurl.peakRSS, 1)) }
             for client in Client.allCases {
                 let samples = byClient[client, default: []]
                 guard !samples.isEmpty else { continue }
@@ -31,6 +32,14 @@ extension Harness {
                 let ratio =
                     client == .sesame && !ratios.isEmpty
                     ? String(format: "%.2f (%.2f–%.2f)", median(ratios), ratios.min() ?? 0, ratios.max() ?? 0) : ""
+                let memoryRatio =
+                    client == .sesame && !memoryRatios.isEmpty
+                    ? String(
+                        format: "%.2f (%.2f–%.2f)",
+                        median(memoryRatios),
+                        memoryRatios.min() ?? 0,
+                        memoryRatios.max() ?? 0
+                    ) : ""
                 lines.append(
                     "| \(workload.name) | \(client.rawValue) | "
                         + String(
@@ -40,7 +49,8 @@ extension Harness {
                             rates.max() ?? 0
                         )
                         + " | " + String(format: "%.0f", cpu) + " | " + String(format: "%.1f", rss) + " | "
-                        + String(format: "%.3f", median(samples.map(\.roundTrips))) + " | \(serverBusy) | \(ratio) |"
+                        + String(format: "%.3f", median(samples.map(\.roundTrips)))
+                        + " | \(serverBusy) | \(ratio) | \(memoryRatio) |"
                 )
             }
         }
@@ -54,7 +64,8 @@ extension Harness {
                 + "\"System store\" is Debian's CA bundle plus the test root, loaded as each client does it. "
                 + "Sesame/libcurl: Sesame's rate over libcurl's in the same repetition (run back to back, "
                 + "taking turns going first), "
-                + "median and range over the repetitions. Both keep each body in memory. "
+                + "median and range over the repetitions; the same for their peak memory (whole process, "
+                + "from wait4). Both keep each body in memory. "
                 + (clientCPU.map {
                     "Each client ran alone on processor \($0), the servers and proxy on the others."
                 } ?? "Clients and servers shared every processor.")

@@ -342,7 +342,52 @@ struct Harness {
                 }
             }
         }
-        return render(results, clientCPU: clientCPU)
+        var sections = results.isEmpty ? [] : [render(results, clientCPU: clientCPU)]
+        if only.map({ Self.coldStartName.contains($0) }) ?? true {
+            sections.append(try coldStart(nginx: nginx, root: root, driver: driver, extras: extras, in: scratch))
+        }
+        return sections.joined(separator: "\n\n")
+    }
+
+    static let coldStartName = "cold GET"
+
+    /// The `sesame` command and the curl CLI, one GET per process (`ColdStartBenchmark`), over
+    /// https with the test root as the trust file and over plain http.
+    private func coldStart(
+        nginx: NginxServer,
+        root: String,
+        driver: String,
+        extras: Extras,
+        in scratch: URL
+    ) throws -> String {
+        let command = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("sesame").path
+        guard FileManager.default.isExecutableFile(atPath: command) else {
+            throw BenchmarkError("\(command) is not built: swift build -c release --product sesame")
+        }
+        let benchmark = ColdStartBenchmark(
+            driver: driver,
+            sesame: command,
+            runs: max(repetitions * 8, 20),
+            environment: extras.placement,
+            directory: scratch
+        )
+        let rows = try benchmark.measure([
+            .init(
+                name: "https, one trust file",
+                url: "https://localhost:\(nginx.httpsPort)/small.txt",
+                trustFile: root
+            ),
+            .init(name: "plain http", url: "http://localhost:\(nginx.httpPort)/small.txt", trustFile: nil),
+        ])
+        return
+            (rows + [
+                "",
+                "Cold GET: one request from a process started for it, the `sesame` command (release build) "
+                    + "against the curl CLI, the same URL and trust file; the two run back to back, taking turns "
+                    + "going first. Wall time around the spawn, CPU and peak memory from wait4, start-up and exit "
+                    + "included.",
+            ]).joined(separator: "\n")
     }
 
     private func buildDriver(in directory: URL) throws -> String {
