@@ -148,7 +148,8 @@ enum Usage {
                                      answer challenges without -u
               --save-credentials     keep -u in the store once the server accepted it
         Basic credentials go over plain http only when typed with -u for an http URL (a warning is
-        printed); stored and .netrc credentials are only ever sent over https.
+        printed); stored and .netrc credentials are only ever sent over https. With -u the store is
+        not read (nor the keyring opened) unless --save-credentials or --credential-store is given.
         A progress bar is drawn on stderr for -o downloads when stderr is a terminal.
 
         credentials (the permanent stores; passwords are never printed):

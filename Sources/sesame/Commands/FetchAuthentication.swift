@@ -17,7 +17,11 @@ final class FetchAuthentication: Sendable {
         user = given?.user
         password = try given?.resolvedPassword()
         preemptiveBasic = options.serverSchemes == .basic && options.user != nil
-        storage = try CredentialStoreOption.storage(options.credentialStore)
+        // Typed with -u (`-u :` included), the credential answers the server's challenges and the
+        // permanent store is not opened at all: no keyring call, no unlock prompt, unless
+        // --save-credentials or --credential-store asks for it.
+        let readsStore = options.user == nil || options.saveCredentials || options.credentialStore != nil
+        storage = readsStore ? try CredentialStoreOption.storage(options.credentialStore) : CredentialStorage()
         saves = options.saveCredentials
         methods = options.serverSchemes.methods
     }
