@@ -240,6 +240,35 @@ import Testing
         await connection.close()
     }
 
+    /// Bytes that come unasked while a reader holds the reading role between two of its reads
+    /// are told once (the connection then stops watching the socket); when that reader lets the
+    /// role go without reading again, the pump takes the role and reads them. Left to nobody, a
+    /// GOAWAY sent to an idle connection went unseen.
+    @Test func inputThatCameWhileAReaderHeldTheRoleGoesToThePumpWhenTheRoleIsLetGo() async throws {
+        let server = try HostileHTTP2Server { _ in .answer("unused") }
+        defer { server.stop() }
+        let connection = try await Connection.connect(host: "127.0.0.1", port: server.port, tls: nil)
+        let http2 = try HTTP2Connection(
+            connection,
+            origin: Origin(scheme: "http", host: "127.0.0.1", port: server.port),
+            idleTimeout: .seconds(60),
+            onRetire: { _ in },
+            onSlotFreed: { _ in }
+        )
+        http2.withState { $0.reading = true }  // a reader between two of its reads
+        http2.unsolicitedInput()  // the connection's one notice
+        #expect(http2.withState { $0.reading && $0.unreadInput }, "left to the reader that holds the role")
+        let pumpStarts = http2.withState { HTTP2Connection.releaseReading(&$0) }
+        #expect(pumpStarts, "the pump takes the role to read what came")
+        #expect(http2.withState { $0.reading && !$0.unreadInput })
+        http2.withState { state in
+            // That reader lets the role go in turn: nothing came meanwhile and nobody waits.
+            #expect(!HTTP2Connection.releaseReading(&state))
+            #expect(!state.reading)
+        }
+        await connection.close()
+    }
+
     private static func answerOneRequest(on http2: HTTP2Connection, port: Int) async throws {
         http2.start()
         #expect(http2.reserve())

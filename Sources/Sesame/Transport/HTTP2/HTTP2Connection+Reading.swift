@@ -33,15 +33,35 @@ extension HTTP2Connection {
         Task(executorPreference: connection.loop) { await self.pump() }
     }
 
-    /// Bytes came (or may have come) while nobody read: the pump reads them, unless a reader
-    /// holds the role (it will read them).
+    /// Bytes came (or may have come) while no read waited: the pump reads them. When a reader
+    /// holds the role, it reads them if it reads again; if it lets the role go instead, the pump
+    /// takes it then (`releaseReading`). The connection tells this once and does not watch the
+    /// socket again before the next read, so the bytes are never left unread.
     func unsolicitedInput() {
         let start = withState { state -> Bool in
-            guard !state.reading, state.failure == nil else { return false }
+            guard state.failure == nil else { return false }
+            guard !state.reading else {
+                state.unreadInput = true
+                return false
+            }
             state.reading = true
             return true
         }
         if start { startPump() }
+    }
+
+    /// Under the lock: the reader lets the role go. True when the caller is to start the pump,
+    /// which then holds it: someone needs it, or bytes came unasked meanwhile.
+    static func releaseReading(_ state: inout State) -> Bool {
+        state.reading = false
+        if claimPump(&state) {
+            state.unreadInput = false
+            return true
+        }
+        guard state.unreadInput, state.failure == nil else { return false }
+        state.unreadInput = false
+        state.reading = true
+        return true
     }
 
     /// Reads and hands out what arrives while the pump is needed (``needsPump(_:)``), at least once.
@@ -83,9 +103,11 @@ extension HTTP2Connection {
             } catch {
                 retire = failLocked(&state, error, &wake)
             }
-            if state.failure == nil, goOn(state) { return (retire, true) }
-            state.reading = false
-            pump = Self.claimPump(&state)
+            if state.failure == nil, goOn(state) {
+                state.unreadInput = false  // the reader's next read takes them
+                return (retire, true)
+            }
+            pump = Self.releaseReading(&state)
             return (retire, false)
         }
         for continuation in wake { continuation.resume() }
@@ -138,9 +160,8 @@ extension HTTP2Connection {
         }
         guard let bytes else {
             let pump = withState { state -> Bool in
-                state.reading = false
                 state.directRead = nil
-                return Self.claimPump(&state)
+                return Self.releaseReading(&state)
             }
             if pump { startPump() }
             if Task.isCancelled {

@@ -39,6 +39,10 @@ final class HTTP2Connection: Sendable {
         /// A reader (the pump, or the only stream's task) holds the reading role
         /// (`HTTP2Connection+Reading.swift`).
         var reading = false
+        /// Bytes came unasked while a reader held the role and no read of its waited: the
+        /// connection told once and stopped watching the socket, so the reader that lets the role
+        /// go hands it to the pump, which reads them (see `releaseReading`).
+        var unreadInput = false
         /// The stream whose own task holds the reading role, with what ends its read: a stream
         /// that fails meanwhile (a reset it caused, sent by the writer) must not wait for bytes
         /// that may never come.
