@@ -137,37 +137,7 @@ struct HTTP1ResponseParser {
         while true {
             switch state {
             case .head:
-                guard let line = try nextLine(limit: limits.maximumLineLength, what: "response head line") else {
-                    return
-                }
-                headBytes += line.count + 2
-                guard headBytes <= limits.maximumHeadSize else {
-                    throw protocolError("the response head is larger than \(limits.maximumHeadSize) bytes")
-                }
-                if !line.isEmpty {
-                    if statusLine == nil {
-                        if buffer[line].allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
-                        statusLine = try Self.statusLine(buffer[line])
-                    } else {
-                        try appendFieldLine(line, section: "header")
-                    }
-                    continue
-                }
-                guard let (minor, status, reason) = statusLine else { continue }  // empty lines before it are tolerated
-                let head = HTTP1ResponseHead(minorVersion: minor, status: status, reason: reason, headers: fields)
-                statusLine = nil
-                fields = HTTPHeaders()
-                headBytes = 0
-                if head.isInformational && head.status != 101 {
-                    informationalCount += 1
-                    guard informationalCount <= limits.maximumInformationalResponses else {
-                        throw protocolError("more than \(limits.maximumInformationalResponses) 1xx responses")
-                    }
-                    events.append(.informational(head))
-                    continue
-                }
-                events.append(.head(head))
-                try startBody(for: head, events: &events)
+                guard try headLine(into: &events) else { return }
             case .fixedBody(let remaining):
                 let available = buffer.count - position
                 guard available > 0 else { return }
@@ -195,18 +165,7 @@ struct HTTP1ResponseParser {
                 guard line.isEmpty else { throw protocolError("chunk data is longer than its declared size") }
                 state = .chunkSize
             case .trailers:
-                guard let line = try nextLine(limit: limits.maximumLineLength, what: "trailer line") else { return }
-                headBytes += line.count + 2
-                guard headBytes <= limits.maximumHeadSize else {
-                    throw protocolError("the trailer section is larger than \(limits.maximumHeadSize) bytes")
-                }
-                if line.isEmpty {
-                    let trailers = fields
-                    fields = HTTPHeaders()
-                    finish(trailers: trailers, events: &events)
-                } else {
-                    try appendFieldLine(line, section: "trailer")
-                }
+                guard try trailerLine(into: &events) else { return }
             case .untilClose:
                 if position < buffer.count {
                     events.append(.body(Array(buffer[position...])))
@@ -220,6 +179,62 @@ struct HTTP1ResponseParser {
                 return
             }
         }
+    }
+
+    /// Takes one line of the response head: the status line, a field, or the empty line that
+    /// ends the head (then the head, or a 1xx response, is an event). False when the line has not
+    /// all arrived.
+    private mutating func headLine(into events: inout [Event]) throws -> Bool {
+        guard let line = try nextLine(limit: limits.maximumLineLength, what: "response head line") else {
+            return false
+        }
+        headBytes += line.count + 2
+        guard headBytes <= limits.maximumHeadSize else {
+            throw protocolError("the response head is larger than \(limits.maximumHeadSize) bytes")
+        }
+        if !line.isEmpty {
+            if statusLine == nil {
+                if buffer[line].allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return true }
+                statusLine = try Self.statusLine(buffer[line])
+            } else {
+                try appendFieldLine(line, section: "header")
+            }
+            return true
+        }
+        guard let (minor, status, reason) = statusLine else { return true }  // empty lines before it are tolerated
+        let head = HTTP1ResponseHead(minorVersion: minor, status: status, reason: reason, headers: fields)
+        statusLine = nil
+        fields = HTTPHeaders()
+        headBytes = 0
+        if head.isInformational && head.status != 101 {
+            informationalCount += 1
+            guard informationalCount <= limits.maximumInformationalResponses else {
+                throw protocolError("more than \(limits.maximumInformationalResponses) 1xx responses")
+            }
+            events.append(.informational(head))
+            return true
+        }
+        events.append(.head(head))
+        try startBody(for: head, events: &events)
+        return true
+    }
+
+    /// Takes one line of the trailer section; the empty line ends the response. False when the
+    /// line has not all arrived.
+    private mutating func trailerLine(into events: inout [Event]) throws -> Bool {
+        guard let line = try nextLine(limit: limits.maximumLineLength, what: "trailer line") else { return false }
+        headBytes += line.count + 2
+        guard headBytes <= limits.maximumHeadSize else {
+            throw protocolError("the trailer section is larger than \(limits.maximumHeadSize) bytes")
+        }
+        if line.isEmpty {
+            let trailers = fields
+            fields = HTTPHeaders()
+            finish(trailers: trailers, events: &events)
+        } else {
+            try appendFieldLine(line, section: "trailer")
+        }
+        return true
     }
 
     private mutating func finish(trailers: HTTPHeaders, events: inout [Event]) {
