@@ -313,11 +313,14 @@ import Testing
         #expect(session.http2Pool.connectionCount == 1)
     }
 
-    /// Takes its time over each piece of a body, and records how the task ended.
+    /// Takes its time over each piece of a body, and records the pieces' sizes and how the task
+    /// ended.
     final class Slow: SessionTaskDelegate {
         let done: Recorder<String>
+        let pieces = Recorder<Int>()
         init(_ done: Recorder<String>) { self.done = done }
         func session(_ session: Session, task: SessionTask, didReceive data: Data) async {
+            pieces.append(data.count)
             try? await Task.sleep(for: .milliseconds(20))
         }
         func session(_ session: Session, task: SessionTask, didCompleteWithError error: (any Error)?) async {
@@ -337,12 +340,13 @@ import Testing
         }
         let base = "http://127.0.0.1:\(server.port)"
         let done = Recorder<String>()
-        let task = session.dataTask(with: HTTPRequest(url: URL(string: "\(base)/big.bin")!), delegate: Slow(done))
+        let slow = Slow(done)
+        let task = session.dataTask(with: HTTPRequest(url: URL(string: "\(base)/big.bin")!), delegate: slow)
         task.resume()
         // Cancelled in the middle of the body: some of it came, not all.
-        while task.countOfBytesReceived == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        try #require(await slow.pieces.reached(1, within: .seconds(10)))
         task.cancel()
-        while done.all.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+        try #require(await done.reached(1, within: .seconds(10)))
         #expect(done.all.first?.contains("cancelled") == true, "\(done.all)")
         #expect(task.countOfBytesReceived < Int64(Self.big.count))
         let (small, _) = try await session.data(from: URL(string: "\(base)/small.txt")!)

@@ -34,17 +34,5 @@ func load(
     }
 }
 
-final class Lines: @unchecked Sendable {
-    private let lock = NSLock()
-    private var values: [String] = []
-    func append(_ value: String) {
-        lock.lock()
-        values.append(value)
-        lock.unlock()
-    }
-    var all: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return values
-    }
-}
+/// Lines of what happened, appended from any thread, to read or to wait for.
+typealias Lines = Recorder<String>

@@ -227,8 +227,8 @@ class StubLogin: NSObject, URLSessionTaskDelegate {
         task.resume()
         task.cancel()
         task.cancel()
-        for _ in 0..<500 where calls.all.isEmpty { try await Task.sleep(nanoseconds: 2_000_000) }
-        try await Task.sleep(nanoseconds: 20_000_000)
+        try #require(await calls.reached(1, within: .seconds(1)))
+        try await Task.sleep(nanoseconds: 20_000_000)  // time for a wrong second call to show
         #expect(calls.all == ["true"])
         #expect(SilentProtocol.stops.all == ["silent://host/wait"])
         #expect(task.state == .completed)

@@ -226,7 +226,7 @@ import Testing
             await connection.close()
             return body
         }
-        while !events.all.contains("slow asked") { try await Task.sleep(for: .milliseconds(5)) }
+        try #require(await events.waitUntil(within: .seconds(10)) { $0.contains("slow asked") })
 
         let fast = try await Connection.connect(
             host: "localhost",

@@ -10,6 +10,8 @@ import Testing
     /// calls listed in `failing` (1-based) fail instead.
     final class CountingLookup: Sendable {
         let calls = Atomic<Int>(0)
+        /// The calls' numbers as they start, to wait for.
+        let started = Recorder<Int>()
         let delay: Duration
         let failing: Set<Int>
         /// When set, each call waits for it to be signalled before it answers.
@@ -24,6 +26,7 @@ import Testing
         var function: @Sendable (String, Int) throws -> [SocketAddress] {
             { [self] _, port in
                 let call = calls.add(1, ordering: .relaxed).newValue
+                started.append(call)
                 if delay > .zero {
                     let (seconds, attoseconds) = delay.components
                     Thread.sleep(forTimeInterval: Double(seconds) + Double(attoseconds) / 1e18)
@@ -128,7 +131,7 @@ import Testing
         let gate = DispatchSemaphore(value: 0)
         let hung = CountingLookup(gate: gate)
         let first = Task { try await resolve(lifetime: .milliseconds(50), cache: cache, lookup: hung) }
-        while hung.count == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        try #require(await hung.started.reached(1, within: .seconds(10)))
         try await Task.sleep(for: .milliseconds(100))  // the hung lookup is now older than 50 ms
         let quick = CountingLookup()
         _ = try await resolve(lifetime: .milliseconds(50), cache: cache, lookup: quick)
@@ -143,7 +146,7 @@ import Testing
         let gate = DispatchSemaphore(value: 0)
         let lookup = CountingLookup(gate: gate)
         let patient = Task { try await resolve(lifetime: .seconds(30), cache: cache, lookup: lookup) }
-        while lookup.count == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        try #require(await lookup.started.reached(1, within: .seconds(10)))
         let error = await #expect(throws: SesameError.self) {
             _ = try await resolve(lifetime: .seconds(30), cache: cache, lookup: lookup, timeout: .milliseconds(50))
         }

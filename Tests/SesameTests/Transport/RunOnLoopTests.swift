@@ -74,8 +74,7 @@ import Testing
             }
         }
         // The loop waited with no deadline at all; only the wake-up makes it see the new timer.
-        let deadline = ContinuousClock.now + .seconds(5)
-        while fired.all.isEmpty && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        _ = await fired.reached(1, within: .seconds(5))
         #expect(inline.all.count == 1)
         #expect(fired.all == inline.all)
     }
