@@ -242,4 +242,41 @@ import Testing
         let closed = #expect(throws: SesameError.self) { _ = try nothing.endOfInput() }
         #expect(closed?.code == .connectionClosed)
     }
+
+    /// RFC 9112 section 6.3's rule on its own: how each head frames its body, and when the
+    /// connection may carry another exchange.
+    @Test func theFramingRuleDecidesTheBodyAndTheConnectionsReuse() throws {
+        typealias Framing = HTTP1ResponseParser.BodyFraming
+        func framing(
+            _ fields: [(String, String)],
+            status: Int = 200,
+            minor: Int = 1,
+            method: String = "GET"
+        ) throws -> (Framing, Bool) {
+            let head = HTTP1ResponseHead(minorVersion: minor, status: status, reason: "", headers: HTTPHeaders(fields))
+            let (framing, reusable) = try HTTP1ResponseParser.framing(
+                of: head,
+                isHeadRequest: method == "HEAD",
+                isConnectRequest: method == "CONNECT"
+            )
+            return (framing, reusable)
+        }
+        #expect(try framing([("Content-Length", "12")]) == (.fixed(12), true))
+        #expect(try framing([("Content-Length", "12, 12")]) == (.fixed(12), true))
+        #expect(try framing([("Content-Length", "12"), ("Connection", "close")]) == (.fixed(12), false))
+        #expect(try framing([("Content-Length", "12")], minor: 0) == (.fixed(12), false))
+        #expect(try framing([("Content-Length", "12"), ("Connection", "keep-alive")], minor: 0) == (.fixed(12), true))
+        #expect(try framing([("Transfer-Encoding", "gzip, chunked")]) == (.chunked, true))
+        #expect(try framing([("Transfer-Encoding", "chunked"), ("Content-Length", "5")]) == (.chunked, false))
+        #expect(try framing([("Transfer-Encoding", "gzip")]) == (.untilClose, false))
+        #expect(try framing([]) == (.untilClose, false))
+        #expect(try framing([("Content-Length", "12")], method: "HEAD") == (.none, true))
+        #expect(try framing([], status: 304) == (.none, true))
+        #expect(try framing([], status: 101) == (.none, false))
+        #expect(try framing([("Content-Length", "12")], method: "CONNECT") == (.tunnel, false))
+        #expect(try framing([("Content-Length", "12")], status: 407, method: "CONNECT") == (.fixed(12), true))
+        #expect(throws: SesameError.self) { try framing([("Transfer-Encoding", "chunked, chunked")]) }
+        #expect(throws: SesameError.self) { try framing([("Content-Length", "12, 13")]) }
+        #expect(throws: SesameError.self) { try framing([("Content-Length", "-1")]) }
+    }
 }

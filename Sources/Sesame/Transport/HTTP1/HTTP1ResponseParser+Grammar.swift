@@ -1,6 +1,82 @@
 // The pieces of RFC 9112 / RFC 9110 grammar the response parser needs: status line, field lines,
-// chunk sizes, token characters.
+// chunk sizes, token characters, and how a body is delimited.
 extension HTTP1ResponseParser {
+    /// How a response's body is delimited (RFC 9112 section 6.3).
+    enum BodyFraming: Equatable {
+        /// No body (HEAD, 1xx, 204, 304).
+        case none
+        /// A successful CONNECT: the tunnel starts right after the head.
+        case tunnel
+        case fixed(UInt64)
+        case chunked
+        /// Delimited by the server closing the connection.
+        case untilClose
+    }
+
+    /// The common case of Content-Length, read without building lists: exactly one field, all
+    /// digits (at most 19, so it fits). Nil for anything else, which the full rules then judge.
+    static func plainContentLength(_ headers: HTTPHeaders) -> UInt64? {
+        var found: String?
+        for field in headers where field.name.caseInsensitiveEquals("Content-Length") {
+            guard found == nil else { return nil }
+            found = field.value
+        }
+        guard let found, (1...19).contains(found.utf8.count),
+            found.utf8.allSatisfy({ (0x30...0x39).contains($0) })
+        else { return nil }
+        return UInt64(found)
+    }
+
+    /// The framing of the body that follows `head`, and whether the connection may carry another
+    /// exchange after it: HTTP/1.0 only with `Connection: keep-alive`, HTTP/1.1 unless
+    /// `Connection: close`; never after a body read to the close, a 101, Transfer-Encoding beside
+    /// Content-Length (RFC 9112 6.1: a possible smuggling attempt) or a successful CONNECT.
+    static func framing(
+        of head: HTTP1ResponseHead,
+        isHeadRequest: Bool,
+        isConnectRequest: Bool
+    ) throws(SesameError) -> (BodyFraming, reusable: Bool) {
+        let keepsAlive =
+            head.minorVersion == 0
+            ? head.headers.containsToken("keep-alive", in: "Connection")
+            : !head.headers.containsToken("close", in: "Connection")
+        if isConnectRequest && (200..<300).contains(head.status) { return (.tunnel, false) }
+        if isHeadRequest || head.status == 204 || head.status == 304 || head.isInformational {
+            return (.none, keepsAlive && head.status != 101)
+        }
+        var (codings, chunkedCodings, lastIsChunked) = (0, 0, false)
+        head.headers.forEachToken(in: "Transfer-Encoding") { coding in
+            codings += 1
+            lastIsChunked = equalsIgnoringASCIICase(coding, "chunked")
+            if lastIsChunked { chunkedCodings += 1 }
+            return true
+        }
+        if codings > 0 {
+            let reusable = keepsAlive && !head.headers.contains("Content-Length")
+            guard lastIsChunked else { return (.untilClose, false) }
+            guard chunkedCodings == 1 else {
+                throw SesameError(.protocolError, "Transfer-Encoding applies chunked more than once")
+            }
+            return (.chunked, reusable)
+        }
+        if let length = plainContentLength(head.headers) { return (.fixed(length), keepsAlive) }
+        let lengths = head.headers.values(for: "Content-Length").flatMap {
+            $0.split(separator: ",", omittingEmptySubsequences: false)
+        }
+        .map { $0.trimmingSpaces() }
+        guard let first = lengths.first else { return (.untilClose, false) }
+        guard let length = UInt64(first), first.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+            throw SesameError(.protocolError, "Content-Length '\(first.prefix(40))' is not a number")
+        }
+        if let other = lengths.first(where: { $0 != first }) {
+            throw SesameError(
+                .protocolError,
+                "conflicting Content-Length values \(first.prefix(20)) and \(other.prefix(20))"
+            )
+        }
+        return (.fixed(length), keepsAlive)
+    }
+
     static func statusLine(_ line: ArraySlice<UInt8>) throws -> (minor: Int, status: Int, reason: String) {
         let start = line.startIndex
         func malformed() -> SesameError {

@@ -65,20 +65,6 @@ struct HTTP1ResponseParser {
         return nil
     }
 
-    /// The common case of Content-Length, read without building lists: exactly one field, all
-    /// digits (at most 19, so it fits). Nil for anything else, which the full rules then judge.
-    private static func plainContentLength(_ headers: HTTPHeaders) -> UInt64? {
-        var found: String?
-        for field in headers where field.name.caseInsensitiveEquals("Content-Length") {
-            guard found == nil else { return nil }
-            found = field.value
-        }
-        guard let found, (1...19).contains(found.utf8.count),
-            found.utf8.allSatisfy({ (0x30...0x39).contains($0) })
-        else { return nil }
-        return UInt64(found)
-    }
-
     /// Feeds bytes from the connection; returns what they completed.
     mutating func feed(_ bytes: [UInt8]) throws -> [Event] {
         if case .done = state {
@@ -244,71 +230,21 @@ struct HTTP1ResponseParser {
     }
 
     private mutating func startBody(for head: HTTP1ResponseHead, events: inout [Event]) throws {
-        if head.minorVersion == 0 {
-            reusable = head.headers.containsToken("keep-alive", in: "Connection")
-        } else {
-            reusable = !head.headers.containsToken("close", in: "Connection")
-        }
-        if isConnectRequest && (200..<300).contains(head.status) {
+        let (framing, reusable) = try Self.framing(
+            of: head,
+            isHeadRequest: isHeadRequest,
+            isConnectRequest: isConnectRequest
+        )
+        self.reusable = reusable
+        switch framing {
+        case .tunnel:
             // RFC 9110 9.3.6: the tunnel starts right after the head; what follows is not HTTP.
             state = .done
             events.append(.end(trailers: HTTPHeaders(), reusable: false))
-            return
+        case .none, .fixed(0): finish(trailers: HTTPHeaders(), events: &events)
+        case .fixed(let length): state = .fixedBody(remaining: length)
+        case .chunked: state = .chunkSize
+        case .untilClose: state = .untilClose
         }
-        if isHeadRequest || head.status == 204 || head.status == 304 || head.isInformational {
-            if head.status == 101 { reusable = false }
-            finish(trailers: HTTPHeaders(), events: &events)
-            return
-        }
-        var (codings, chunkedCodings, lastIsChunked) = (0, 0, false)
-        head.headers.forEachToken(in: "Transfer-Encoding") { coding in
-            codings += 1
-            lastIsChunked = equalsIgnoringASCIICase(coding, "chunked")
-            if lastIsChunked { chunkedCodings += 1 }
-            return true
-        }
-        if codings > 0 {
-            // RFC 9112 6.1: with Transfer-Encoding, Content-Length is ignored and the connection
-            // must not be reused (it may be an attempt at request smuggling).
-            if head.headers.contains("Content-Length") { reusable = false }
-            if lastIsChunked {
-                if chunkedCodings > 1 {
-                    throw protocolError("Transfer-Encoding applies chunked more than once")
-                }
-                state = .chunkSize
-            } else {
-                reusable = false
-                state = .untilClose
-            }
-            return
-        }
-        if let length = Self.plainContentLength(head.headers) {
-            if length == 0 {
-                finish(trailers: HTTPHeaders(), events: &events)
-            } else {
-                state = .fixedBody(remaining: length)
-            }
-            return
-        }
-        let lengths = head.headers.values(for: "Content-Length").flatMap {
-            $0.split(separator: ",", omittingEmptySubsequences: false)
-        }
-        .map { $0.trimmingSpaces() }
-        if let first = lengths.first {
-            guard let length = UInt64(first), first.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
-                throw protocolError("Content-Length '\(first.prefix(40))' is not a number")
-            }
-            if let other = lengths.first(where: { $0 != first }) {
-                throw protocolError("conflicting Content-Length values \(first.prefix(20)) and \(other.prefix(20))")
-            }
-            if length == 0 {
-                finish(trailers: HTTPHeaders(), events: &events)
-            } else {
-                state = .fixedBody(remaining: length)
-            }
-            return
-        }
-        reusable = false
-        state = .untilClose
     }
 }
