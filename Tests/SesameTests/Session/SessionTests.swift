@@ -151,7 +151,7 @@ func url(_ server: LocalServer, _ path: String) -> URL { URL(string: server.base
         }
         let task = session.dataTask(with: HTTPRequest(url: url(origin, "/slow")), delegate: FirstBytes(started))
         task.resume()
-        try #require(await started.reached(1, within: .seconds(10)))
+        try #require(await started.reached(1, within: .seconds(60)))
         task.cancel()
         // With one connection allowed per host, this only succeeds if the cancelled task freed it.
         let (data, _) = try await session.data(from: url(origin, "/after"))

@@ -226,7 +226,7 @@ import Testing
             await connection.close()
             return body
         }
-        try #require(await events.waitUntil(within: .seconds(10)) { $0.contains("slow asked") })
+        try #require(await events.waitUntil(within: .seconds(60)) { $0.contains("slow asked") })
 
         let fast = try await Connection.connect(
             host: "localhost",

@@ -131,7 +131,7 @@ import Testing
         let gate = DispatchSemaphore(value: 0)
         let hung = CountingLookup(gate: gate)
         let first = Task { try await resolve(lifetime: .milliseconds(50), cache: cache, lookup: hung) }
-        try #require(await hung.started.reached(1, within: .seconds(10)))
+        try #require(await hung.started.reached(1, within: .seconds(60)))
         try await Task.sleep(for: .milliseconds(100))  // the hung lookup is now older than 50 ms
         let quick = CountingLookup()
         _ = try await resolve(lifetime: .milliseconds(50), cache: cache, lookup: quick)
@@ -146,7 +146,7 @@ import Testing
         let gate = DispatchSemaphore(value: 0)
         let lookup = CountingLookup(gate: gate)
         let patient = Task { try await resolve(lifetime: .seconds(30), cache: cache, lookup: lookup) }
-        try #require(await lookup.started.reached(1, within: .seconds(10)))
+        try #require(await lookup.started.reached(1, within: .seconds(60)))
         let error = await #expect(throws: SesameError.self) {
             _ = try await resolve(lifetime: .seconds(30), cache: cache, lookup: lookup, timeout: .milliseconds(50))
         }
