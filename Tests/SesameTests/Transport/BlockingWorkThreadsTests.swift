@@ -59,17 +59,19 @@ import Testing
         let gates = (0..<6).map { _ in Gate() }
         let started = Recorder<Int>()
         let finished = Recorder<Int>()
+        let entered = Recorder<Int>()
         let inside = Gate.Count()
         for index in 0..<6 {
             pool.submit {
                 started.append(index)
                 inside.enter()
+                entered.append(index)
                 gates[index].pass()
                 inside.leave()
                 finished.append(index)
             }
         }
-        for _ in 0..<2000 where inside.counts.now < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        try #require(await entered.reached(2, within: .seconds(60)))
         // Whatever the pool's threads do next, a third may not start while two are blocked.
         try await Task.sleep(for: .milliseconds(50))
         #expect(inside.counts.now == 2)
