@@ -8,6 +8,7 @@ enum ServerThread {
     /// cannot serve, so a refusal stops the process with the reason.
     static func start(_ body: @escaping @Sendable () -> Void) {
         guard DetachedThread.start(body) else {
+            // safe: a test server without its thread cannot serve; the test would hang instead.
             fatalError("SesameTesting: a server thread could not be started: \(String(cString: strerror(errno)))")
         }
     }

@@ -176,14 +176,7 @@ import Testing
         let eight = [UInt8]((0..<(8 << 20)).map { UInt8(truncatingIfNeeded: $0 >> 9) })
         let server = try await NghttpdServer(files: ["eight.bin": eight])
         defer { server.stop() }
-        let connection = try await Connection.connect(host: "127.0.0.1", port: server.port, tls: nil)
-        let http2 = try HTTP2Connection(
-            connection,
-            origin: Origin(scheme: "http", host: "127.0.0.1", port: server.port),
-            idleTimeout: .seconds(60),
-            onRetire: { _ in },
-            onSlotFreed: { _ in }
-        )
+        let (connection, http2) = try await loopbackHTTP2Connection(port: server.port)
         http2.start()
         #expect(http2.reserve())
         let id = try http2.openStream(
@@ -221,14 +214,10 @@ import Testing
     @Test func anIdleConnectionIsFreedBeforeItsIdleTimerFires() async throws {
         let server = try HostileHTTP2Server { _ in .answer("once") }
         defer { server.stop() }
-        let connection = try await Connection.connect(host: "127.0.0.1", port: server.port, tls: nil)
-        var http2: HTTP2Connection? = try HTTP2Connection(
-            connection,
-            origin: Origin(scheme: "http", host: "127.0.0.1", port: server.port),
-            idleTimeout: .seconds(3600),
-            onRetire: { _ in },
-            onSlotFreed: { _ in }
-        )
+        // No binding but `http2` may hold the connection: the test lets go of it below.
+        let connection: Connection
+        var http2: HTTP2Connection?
+        (connection, http2) = try await loopbackHTTP2Connection(port: server.port, idleTimeout: .seconds(3600))
         weak let observed = http2
         try await Self.answerOneRequest(on: try #require(http2), port: server.port)  // then idle
         http2 = nil
@@ -247,14 +236,7 @@ import Testing
     @Test func inputThatCameWhileAReaderHeldTheRoleGoesToThePumpWhenTheRoleIsLetGo() async throws {
         let server = try HostileHTTP2Server { _ in .answer("unused") }
         defer { server.stop() }
-        let connection = try await Connection.connect(host: "127.0.0.1", port: server.port, tls: nil)
-        let http2 = try HTTP2Connection(
-            connection,
-            origin: Origin(scheme: "http", host: "127.0.0.1", port: server.port),
-            idleTimeout: .seconds(60),
-            onRetire: { _ in },
-            onSlotFreed: { _ in }
-        )
+        let (connection, http2) = try await loopbackHTTP2Connection(port: server.port)
         http2.withState { $0.reading = true }  // a reader between two of its reads
         http2.unsolicitedInput()  // the connection's one notice
         #expect(http2.withState { $0.reading && $0.unreadInput }, "left to the reader that holds the role")

@@ -41,14 +41,7 @@ import Testing
     @Test func aStreamThatFailsWhileItsTaskReadsForTheConnectionEndsThatRead() async throws {
         let server = try HostileHTTP2Server { _ in .answer("never asked") }
         defer { server.stop() }
-        let connection = try await Connection.connect(host: "127.0.0.1", port: server.port, tls: nil)
-        let http2 = try HTTP2Connection(
-            connection,
-            origin: Origin(scheme: "http", host: "127.0.0.1", port: server.port),
-            idleTimeout: .seconds(60),
-            onRetire: { _ in },
-            onSlotFreed: { _ in }
-        )
+        let (connection, http2) = try await loopbackHTTP2Connection(port: server.port)
         http2.start()
         // Every wait below is bounded by this deadline: a run that never reaches the state this
         // test drives ends without a verdict instead of spinning.
