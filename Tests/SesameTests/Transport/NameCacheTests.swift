@@ -5,7 +5,9 @@ import Testing
 
 @testable import Sesame
 
-@Suite struct NameCacheTests {
+/// Serialized: two of these tests hold one of the process's four lookup threads on a gate each,
+/// and a third needs another one free meanwhile.
+@Suite(.serialized) struct NameCacheTests {
     /// A lookup that counts its calls and answers with localhost's addresses, after `delay`;
     /// calls listed in `failing` (1-based) fail instead.
     final class CountingLookup: Sendable {
