@@ -43,7 +43,9 @@ final class TLSEngine {
         self.configuration = configuration
         self.serverName = serverName
         self.port = port
-        self.sessionKey = "\(serverName.lowercased()):\(port)"
+        // The staple policy binds a session as the trust roots do: one stored after a handshake
+        // without a staple must not resume where a staple is required.
+        self.sessionKey = "\(serverName.lowercased()):\(port) \(configuration.stapledOCSP)"
         objects = try TLSObjects(context: context, inboundCapacity: max(inboundCapacity, TLSEngine.largestRecord))
         let ssl = objects.ssl
         SSL_set_ex_data(ssl, TLSCallbacks.engineIndex, Unmanaged.passUnretained(self).toOpaque())
