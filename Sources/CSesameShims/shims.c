@@ -318,6 +318,7 @@ int CSesameShims_epoll_wait(int epfd, uint32_t *events, uint64_t *data, int capa
     return count;
 }
 int CSesameShims_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
+int CSesameShims_name_thread(pthread_t thread, const char *name) { return pthread_setname_np(thread, name); }
 int CSesameShims_accept_cloexec(int fd) { return accept4(fd, NULL, NULL, SOCK_CLOEXEC); }
 int CSesameShims_spawn_close_from(void *actions, int from) {
     return posix_spawn_file_actions_addclosefrom_np((posix_spawn_file_actions_t *)actions, from);

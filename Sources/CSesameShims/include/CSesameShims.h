@@ -13,6 +13,7 @@
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <zlib.h>
 
 #pragma clang assume_nonnull begin
@@ -111,6 +112,8 @@ int CSesameShims_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t d
 /// Waits; writes up to `capacity` (events, data) pairs into the two arrays.
 int CSesameShims_epoll_wait(int epfd, uint32_t *events, uint64_t *data, int capacity, int timeoutMilliseconds);
 int CSesameShims_eventfd(void);
+/// pthread_setname_np(3) (glibc declares it only under _GNU_SOURCE); `name` up to 15 bytes.
+int CSesameShims_name_thread(pthread_t thread, const char *name);
 /// accept4(2) with SOCK_CLOEXEC (glibc declares it only under _GNU_SOURCE).
 int CSesameShims_accept_cloexec(int fd);
 /// posix_spawn_file_actions_addclosefrom_np(3) on a `posix_spawn_file_actions_t`: the child

@@ -83,7 +83,6 @@ import Testing
         #expect(found.isEmpty, "\(found.sorted())")
     }
 
-    /// One concept per file, and no transport file over 300 lines (issue 21).
     /// Issue 46: a program that imports only Sesame loads no libFoundation and no ICU, so the
     /// module imports FoundationEssentials (and Glibc, Dispatch) only. scripts/footprint-check.sh
     /// checks the linked program with ldd.
@@ -98,15 +97,83 @@ import Testing
         #expect(found.map(\.lastPathComponent).isEmpty)
     }
 
-    @Test func noTransportFileIsOver300Lines() throws {
-        var long: [String] = []
+    /// Issue 45: one type's state in one place. No transport type is declared or extended in more
+    /// than three files, nor holds more than twenty stored properties.
+    @Test func transportTypesStayInFewFilesAndHoldFewProperties() throws {
+        let opener = try Regex(
+            #"^(?:public |package |private |fileprivate |final |indirect )*(?:class|struct|enum|actor|extension) ([A-Z][A-Za-z0-9]*)"#
+        )
+        let stored = try Regex(
+            #"^    (?:public |package |private\(set\) |private |fileprivate |internal |nonisolated |weak |unowned |lazy )*(?:let|var) [a-zA-Z_][A-Za-z0-9_]*"#
+        )
+        var files: [String: Set<String>] = [:]
+        var properties: [String: Int] = [:]
         for file in try Self.swiftFiles(in: "Transport") {
-            let lines = try String(contentsOf: file, encoding: .utf8).split(
-                separator: "\n",
-                omittingEmptySubsequences: false
-            )
-            if lines.count > 300 { long.append("\(file.lastPathComponent): \(lines.count)") }
+            var current: (name: String, counts: Bool)?
+            for line in try String(contentsOf: file, encoding: .utf8).split(separator: "\n") {
+                if let match = line.firstMatch(of: opener), let name = match.output[1].substring {
+                    files[String(name), default: []].insert(file.lastPathComponent)
+                    current = (String(name), !line.contains("enum ") && !line.contains("extension "))
+                    continue
+                }
+                if line.first == "}" { current = nil }
+                guard let type = current, type.counts, line.firstMatch(of: stored) != nil else { continue }
+                // A computed property (`var x: T {`) stores nothing; `= ... {` starts a closure value.
+                let brace = line.firstIndex(of: "{")
+                let computed = brace.map { brace in line.firstIndex(of: "=").map { $0 > brace } ?? true } ?? false
+                if !computed { properties[type.name, default: 0] += 1 }
+            }
         }
+        let spread = files.filter { $0.value.count > 3 }.map { "\($0.key): \($0.value.sorted())" }
+        #expect(spread.isEmpty, "\(spread.sorted())")
+        let heavy = properties.filter { $0.value > 20 }.map { "\($0.key): \($0.value)" }
+        #expect(heavy.isEmpty, "\(heavy.sorted())")
+        #expect(properties["Connection", default: 0] > 5, "the scan found Connection's properties")
+    }
+
+    /// Issue 45: no function in the session or transport layers is over 80 lines.
+    @Test func noSessionOrTransportFunctionIsOver80Lines() throws {
+        let header = try Regex(#"^\s*(?:@[A-Za-z]+ )*(?:[a-z]+ )*(?:func |init\(|init<|init\?\()"#)
+        var long: [String] = []
+        var measured = 0
+        for folder in ["Session", "Transport"] {
+            for file in try Self.swiftFiles(in: folder) {
+                let lines = try String(contentsOf: file, encoding: .utf8).split(
+                    separator: "\n",
+                    omittingEmptySubsequences: false
+                )
+                var index = 0
+                while index < lines.count {
+                    defer { index += 1 }
+                    let line = lines[index]
+                    guard line.firstMatch(of: header) != nil, !line.contains("//") || line.contains("{") else {
+                        continue
+                    }
+                    // From the header to the brace that closes the body.
+                    var depth = 0
+                    var opened = false
+                    var end = index
+                    while end < lines.count {
+                        for character in lines[end] {
+                            if character == "{" {
+                                depth += 1
+                                opened = true
+                            } else if character == "}" {
+                                depth -= 1
+                            }
+                        }
+                        if opened && depth <= 0 { break }
+                        if !opened && end > index + 12 { break }  // a requirement without a body
+                        end += 1
+                    }
+                    guard opened else { continue }
+                    measured += 1
+                    let length = end - index + 1
+                    if length > 80 { long.append("\(file.lastPathComponent):\(index + 1): \(length)") }
+                }
+            }
+        }
+        #expect(measured > 100, "the scan found the functions")
         #expect(long.isEmpty, "\(long.sorted())")
     }
 }

@@ -1,7 +1,9 @@
 import FoundationEssentials
 import Glibc
 
-// What callers use: connecting, reading, writing and closing. Each entry point hops to the loop.
+// What callers use: connecting, reading, writing and closing. Each entry point runs on the loop:
+// at once when the caller already runs there (a task preferring the loop as its executor), else
+// after a hop, the caller suspended meanwhile.
 extension Connection {
     /// Resolves `host`, connects, and (unless `tls` is nil) completes the TLS handshake including
     /// every decision.
@@ -30,7 +32,7 @@ extension Connection {
         on loop: EventLoop = .shared
     ) async throws -> Connection {
         guard (1...65535).contains(port) else { throw SesameError(.invalidArgument, "port \(port) is out of range") }
-        let started = ContinuousClock.now
+        let started = loop.now
         let addresses = try await Resolver.resolve(
             host: host,
             port: port,
@@ -38,30 +40,25 @@ extension Connection {
             cacheLifetime: nameCacheLifetime,
             on: loop
         )
-        let context = try tls.map { try TLSContext.shared(for: $0) }
-        let left = connectTimeout - started.duration(to: .now)
+        let planned = try tls.map { ($0, try TLSContext.shared(for: $0)) }
+        let left = connectTimeout - started.duration(to: loop.now)
         guard left > .zero else {
             throw SesameError(.connectTimeout, "\(host):\(port): not connected within \(connectTimeout)")
         }
         let connection = Connection(
             host: host,
             port: port,
-            tls: tls,
+            tls: planned,
             hooks: hooks,
-            context: context,
             connectTimeout: left,
             loop: loop
         )
         do {
-            try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                    let posted = loop.execute { connection.start(addresses: addresses, continuation: continuation) }
-                    if !posted {
-                        continuation.resume(throwing: SesameError(.eventLoopShutDown, "the event loop has shut down"))
-                    }
-                }
-            } onCancel: {
-                loop.execute { connection.fail(SesameError(.cancelled, "connecting to \(host):\(port) was cancelled")) }
+            try await connection.onLoop(cancelled: "connecting to \(host):\(port) was cancelled") { continuation in
+                // Attached first: what the server sends right after the handshake (a TLS 1.3
+                // alert, a session ticket) is read as soon as it comes.
+                connection.attach(RawStream(connection))
+                connection.start(addresses: addresses, continuation: continuation)
             }
         } catch let error as SesameError where error.code == .connectFailed || error.code == .connectTimeout {
             // No address took the connection in time: the name may have moved; the next one asks again.
@@ -70,19 +67,6 @@ extension Connection {
         }
         return connection
     }
-
-    /// What the TLS handshake agreed on; `nil` for plain TCP.
-    public var tlsInfo: TLSConnectionInfo? { infoBox.withLock { $0 } }
-
-    /// The peer's address, e.g. "127.0.0.1:443" or "[::1]:443".
-    public var remoteAddressDescription: String { addressBox.withLock { $0 } }
-
-    /// True when the peer ended the stream without a TLS close_notify (a possible truncation).
-    public var closedWithoutNotify: Bool { closedWithoutNotifyBox.load(ordering: .relaxed) }
-
-    /// True once the connection is known to be closed: the peer ended or reset it, or it failed
-    /// or was closed here. A connection idle between requests notices the peer's FIN.
-    var isKnownClosed: Bool { knownClosedBox.load(ordering: .acquiring) }
 
     /// Reads up to `maxLength` decrypted bytes; an empty result is the end of the stream.
     ///
@@ -94,36 +78,16 @@ extension Connection {
     ///   connection).
     public func read(maxLength: Int = 16_384, timeout: Duration? = nil) async throws -> [UInt8] {
         guard maxLength > 0 else { throw SesameError(.invalidArgument, "maxLength must be positive") }
-        return try await withTaskCancellationHandler {
-            try await reading { continuation in
-                self.startRead(maxLength: maxLength, timeout: timeout, drainingSocket: true, continuation: continuation)
-            }
-        } onCancel: {
-            loop.execute { self.fail(SesameError(.cancelled, "a read from \(self.host):\(self.port) was cancelled")) }
-        }
+        return try await reading(cancelled: "a read from \(host):\(port) was cancelled") { stream, continuation in
+            stream.read(maxLength: maxLength, timeout: timeout, continuation: continuation)
+        } ?? []
     }
 
     /// Reads like ``read(maxLength:timeout:)``, but when nothing arrives within `wait` returns
     /// nil and the connection goes on (a server that may or may not answer `Expect: 100-continue`).
     func read(maxLength: Int, waitingAtMost wait: Duration) async throws -> [UInt8]? {
-        do {
-            return try await withTaskCancellationHandler {
-                try await reading { continuation in
-                    self.startRead(
-                        maxLength: maxLength,
-                        timeout: wait,
-                        drainingSocket: true,
-                        endsQuietly: true,
-                        continuation: continuation
-                    )
-                }
-            } onCancel: {
-                loop.execute {
-                    self.fail(SesameError(.cancelled, "a read from \(self.host):\(self.port) was cancelled"))
-                }
-            }
-        } catch is ReadWaitEnded {
-            return nil
+        try await reading(cancelled: "a read from \(host):\(port) was cancelled") { stream, continuation in
+            stream.read(maxLength: maxLength, timeout: wait, quiet: true, continuation: continuation)
         }
     }
 
@@ -131,13 +95,10 @@ extension Connection {
     /// too (an HTTP/2 stream's task reading the connection for every stream): the task's
     /// cancellation ends only its wait (nil), not the connection.
     ///
-    /// `bytes`, when there are any, are sent first, in the same trip through the event loop (as
-    /// ``writeThenRead(_:maxLength:timeout:)`` does), and `sent` then runs on the loop: the read
-    /// waits before an answer can come, so a caller's thread may wait for it (an answer that came
-    /// first would wake the loop). Their write is not undone by the cancellation.
-    ///
-    /// `withdrawal` lets its owner end the wait (nil, as a deadline would) from another task, at
-    /// any time: before the read began, while it waits, or after it ended (then it does nothing).
+    /// `bytes`, when there are any, are sent first, in the same trip to the loop, and `sent` then
+    /// runs on the loop. Their write is not undone by the cancellation. `withdrawal` lets its
+    /// owner end the wait (nil, as a deadline would) from another task, at any time: before the
+    /// read began, while it waits, or after it ended (then it does nothing).
     func readShared(
         maxLength: Int,
         waitingAtMost wait: Duration,
@@ -145,40 +106,31 @@ extension Connection {
         sent: (@Sendable () -> Void)? = nil,
         withdrawal: ReadWithdrawal = ReadWithdrawal()
     ) async throws -> [UInt8]? {
-        do {
-            return try await withTaskCancellationHandler {
-                try await reading { continuation in
-                    if bytes.isEmpty {
-                        self.startRead(
-                            maxLength: maxLength,
-                            timeout: wait,
-                            drainingSocket: true,
-                            endsQuietly: true,
-                            continuation: continuation
-                        )
-                    } else {
-                        self.startWriteThenRead(
-                            bytes,
-                            maxLength: maxLength,
-                            timeout: wait,
-                            endsQuietly: true,
-                            continuation: continuation
-                        )
+        try await withTaskCancellationHandler {
+            try await withStream { (stream, continuation: CheckedContinuation<[UInt8]?, any Error>) in
+                if !bytes.isEmpty {
+                    do {
+                        try self.send(bytes)
+                    } catch {
+                        return continuation.resume(throwing: error)
                     }
-                    sent?()
-                    // Withdrawn before the read began: the withdrawal found nothing to end then.
-                    if withdrawal.isWithdrawn { self.withdrawQuietRead() }
                 }
-            } onCancel: {
-                withdrawal.withdraw(from: self)
+                sent?()
+                stream.read(
+                    maxLength: maxLength,
+                    timeout: wait,
+                    quiet: true,
+                    withdrawal: withdrawal,
+                    continuation: continuation
+                )
             }
-        } catch is ReadWaitEnded {
-            return nil
+        } onCancel: {
+            withdrawal.withdraw(from: self)
         }
     }
 
     /// Sends `bytes`, then reads like ``read(maxLength:timeout:)``: a request and the first bytes
-    /// of its answer in one trip through the event loop.
+    /// of its answer in one trip to the loop.
     public func writeThenRead(
         _ bytes: [UInt8],
         maxLength: Int = 65_536,
@@ -187,29 +139,21 @@ extension Connection {
         -> [UInt8]
     {
         guard maxLength > 0 else { throw SesameError(.invalidArgument, "maxLength must be positive") }
-        return try await withTaskCancellationHandler {
-            try await reading { continuation in
-                self.startWriteThenRead(bytes, maxLength: maxLength, timeout: timeout, continuation: continuation)
+        return try await reading(cancelled: "an exchange with \(host):\(port) was cancelled") { stream, continuation in
+            do {
+                try self.send(bytes)
+            } catch {
+                return continuation.resume(throwing: error)
             }
-        } onCancel: {
-            loop.execute {
-                self.fail(SesameError(.cancelled, "an exchange with \(self.host):\(self.port) was cancelled"))
-            }
-        }
+            stream.read(maxLength: maxLength, timeout: timeout, continuation: continuation)
+        } ?? []
     }
 
     /// Encrypts and sends `bytes`; returns when all of them were handed to the kernel.
     public func write(_ bytes: [UInt8]) async throws {
         guard !bytes.isEmpty else { return }
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let posted = loop.runOnLoop { self.startWrite(bytes, continuation: continuation) }
-                if !posted {
-                    continuation.resume(throwing: SesameError(.eventLoopShutDown, "the event loop has shut down"))
-                }
-            }
-        } onCancel: {
-            loop.execute { self.fail(SesameError(.cancelled, "a write to \(self.host):\(self.port) was cancelled")) }
+        try await onLoop(cancelled: "a write to \(host):\(port) was cancelled") { continuation in
+            self.startWrite(bytes, continuation)
         }
     }
 
@@ -218,36 +162,133 @@ extension Connection {
     /// connection failed.
     func writeShared(_ bytes: [UInt8]) async throws {
         guard !bytes.isEmpty else { return }
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let posted = loop.runOnLoop { self.startWrite(bytes, continuation: continuation) }
-            if !posted {
-                continuation.resume(throwing: SesameError(.eventLoopShutDown, "the event loop has shut down"))
-            }
+        try await withStream { (stream, continuation: CheckedContinuation<Void, any Error>) in
+            self.startWrite(bytes, continuation)
         }
     }
 
     /// Sends close_notify (best effort) and closes the socket. Pending reads and writes fail with
     /// ``SesameError/Code/connectionClosed``.
     public func close() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let posted = loop.execute {
-                self.closeNow()
-                continuation.resume()
+        _ = try? await loop.onLoop { self.closeNow() }
+    }
+
+    /// Starts TLS on this established connection: the bytes after a proxy's `CONNECT` response.
+    /// The handshake is for `serverName`:`port` (SNI, trust decision, session cache), with every
+    /// decision and check of ``connect(host:port:tls:hooks:connectTimeout:nameCacheLifetime:on:)``;
+    /// it returns when the tunnel carries TLS to that server. On a connection that already uses
+    /// TLS (to an HTTPS proxy), the new session runs inside the first one's data: TLS inside TLS,
+    /// and ``tlsInfo`` then describes the inner session. `alreadyReceived` are bytes read past the
+    /// proxy's response head (they belong to the new TLS stream).
+    /// - Throws: ``SesameError`` as `connect` does; ``SesameError/Code/invalidArgument`` when the
+    ///   connection is not established, has a read waiting, or already carries a tunnel.
+    public func startTLS(
+        serverName: String,
+        port: Int,
+        tls: TLSConfiguration,
+        hooks: TLSHandshakeHooks = .default,
+        alreadyReceived: [UInt8] = []
+    ) async throws {
+        let context = try TLSContext.shared(for: tls)
+        try await onLoop(cancelled: "the TLS handshake with \(serverName):\(port) was cancelled") { continuation in
+            let stream = self.handler as? RawStream
+            guard stream?.isReading != true else {
+                return continuation.resume(
+                    throwing: SesameError(.invalidArgument, "TLS cannot start while a read waits")
+                )
             }
-            if !posted { continuation.resume() }
+            let received = alreadyReceived + (stream?.takeBuffered() ?? [])
+            if stream != nil { self.detachHandler() }
+            self.beginTLS(
+                serverName: serverName,
+                port: port,
+                configuration: tls,
+                context: context,
+                hooks: hooks,
+                received: received,
+                continuation: continuation
+            )
         }
+        try await loop.onLoop { self.attach(RawStream(self)) }
+    }
+
+    /// Ends the quiet read `withdrawal` belongs to, if it still waits.
+    func withdrawQuietRead(_ withdrawal: ReadWithdrawal) {
+        assert(loop.inEventLoop)
+        (handler as? RawStream)?.withdraw(withdrawal)
     }
 }
 
 extension Connection {
-    /// Starts a read through `start` on the loop (on this thread when the loop is free, so a read
-    /// that buffered bytes answer needs no thread hop) and suspends until it is answered. Only the
-    /// loop's thread waits for the socket: the task's thread is never held.
-    func reading(_ start: @escaping @Sendable (ReadContinuation) -> Void) async throws -> [UInt8] {
-        try await withReadContinuation(handoff: readHandoff) { (continuation: ReadContinuation) in
-            if !loop.runOnLoop({ start(continuation) }) {
+    private func startWrite(_ bytes: [UInt8], _ continuation: CheckedContinuation<Void, any Error>) {
+        do {
+            try send(bytes)
+        } catch {
+            return continuation.resume(throwing: error)
+        }
+        guard let stream = handler as? RawStream else { return continuation.resume() }
+        stream.awaitFlush(continuation)
+    }
+
+    /// Starts a read of the public API's stream through `start` on the loop and suspends until it
+    /// is answered; the task's cancellation fails the connection.
+    private func reading(
+        cancelled: String,
+        _ start: @escaping (RawStream, CheckedContinuation<[UInt8]?, any Error>) -> Void
+    ) async throws -> [UInt8]? {
+        try await withTaskCancellationHandler {
+            try await withStream(start)
+        } onCancel: {
+            loop.execute { self.fail(SesameError(.cancelled, cancelled)) }
+        }
+    }
+
+    /// Runs `body` on the loop with the public API's stream; fails when the connection carries
+    /// another protocol (or none, being closed).
+    private func withStream<Value>(
+        _ body: @escaping (RawStream, CheckedContinuation<Value, any Error>) -> Void
+    ) async throws -> Value {
+        let start = LoopBound1 { (continuation: CheckedContinuation<Value, any Error>) in
+            guard let stream = self.handler as? RawStream else {
+                guard self.machine.phase != .closed else { return continuation.resume(throwing: self.closedError) }
+                return continuation.resume(
+                    throwing: SesameError(.invalidArgument, "\(self.host):\(self.port) carries another protocol")
+                )
+            }
+            body(stream, continuation)
+        }
+        return try await withCheckedThrowingContinuation { continuation in
+            if loop.inEventLoop { return start.body(continuation) }
+            if !loop.execute({ start.body(continuation) }) {
                 continuation.resume(throwing: SesameError(.eventLoopShutDown, "the event loop has shut down"))
             }
         }
     }
+
+    /// Runs `body` on the loop and suspends until it resumes the continuation; the task's
+    /// cancellation fails the connection with `cancelled`.
+    private func onLoop(
+        cancelled: String,
+        _ body: @escaping (CheckedContinuation<Void, any Error>) -> Void
+    ) async throws {
+        let start = LoopBound1(body)
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                if loop.inEventLoop { return start.body(continuation) }
+                if !loop.execute({ start.body(continuation) }) {
+                    continuation.resume(throwing: SesameError(.eventLoopShutDown, "the event loop has shut down"))
+                }
+            }
+        } onCancel: {
+            loop.execute { self.fail(SesameError(.cancelled, cancelled)) }
+        }
+    }
+}
+
+/// A one-argument closure made for the loop, carried to it from another thread: it is only ever
+/// called on the loop (the caller's promise), so what it captures is never touched elsewhere.
+struct LoopBound1<Argument>: @unchecked Sendable {
+    // @unchecked: see the type's comment.
+    let body: (Argument) -> Void
+    init(_ body: @escaping (Argument) -> Void) { self.body = body }
 }

@@ -4,7 +4,7 @@ import Glibc
 /// A connected socket on an event loop: the descriptor, its epoll registration and the bytes
 /// waiting for the kernel to take them. It moves bytes and keeps the registration in step with
 /// what its owner asks for; what to watch is the owner's decision (a connection derives it from
-/// its ``ReadState``). Loop-confined.
+/// its state machine). Loop-confined.
 final class SocketChannel {
     let socket: Socket
     private let loop: EventLoop
@@ -52,13 +52,16 @@ final class SocketChannel {
     /// records, moved without an intermediate copy).
     func enqueue(_ bytes: [UInt8]) { appendOutput { $0.append(contentsOf: bytes) } }
 
-    func appendOutput(_ fill: (inout [UInt8]) -> Void) {
+    func appendOutput<Failure: Error>(_ fill: (inout [UInt8]) throws(Failure) -> Void) throws(Failure) {
         if outboundOffset == outbound.count {
             outbound.removeAll(keepingCapacity: true)
             outboundOffset = 0
         }
-        fill(&outbound)
+        try fill(&outbound)
     }
+
+    /// How many bytes wait for the kernel.
+    var pendingOutputCount: Int { outbound.count - outboundOffset }
 
     enum FlushResult: Equatable {
         /// Everything was handed to the kernel.

@@ -1,10 +1,9 @@
 internal import CSesameShims
 import FoundationEssentials
 import Glibc
-import Synchronization
 
-// What the loop offers the layers above, on the loop: descriptors to watch, timers, the end of
-// an event batch, and per-loop state.
+// What the loop offers the layers above, on the loop: descriptors to watch, timers, and work for
+// the end of the turn.
 extension EventLoop {
     /// Watches `fd` for `interest` (EPOLLIN/EPOLLOUT bits); `handler` gets the ready events.
     /// `shutDown` runs if the loop shuts down while `fd` is still registered, so that what waits on
@@ -47,32 +46,21 @@ extension EventLoop {
         _ = CSesameShims_epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, 0, 0)
     }
 
-    /// True while the loop delivers a batch of several events (`deferToBatchEnd` applies).
-    var isDeliveringBatch: Bool {
+    /// Runs `work` once the current turn's events, timers and posted work are done: what several
+    /// pieces of work of one turn produce (the frames of many HTTP/2 requests) leaves together.
+    func atTurnEnd(_ work: @escaping () -> Void) {
         assert(inEventLoop)
-        return confined.deferred != nil
+        confined.turnEnd.append(work)
     }
 
-    /// Runs `work` once the batch of events being delivered is handled (only while
-    /// ``isDeliveringBatch``). Continuations resumed this way reach the concurrency threads in one
-    /// burst, which wakes a thread once for many of them (resumed one by one between the loop's
-    /// reads, each woke a thread that had just gone to sleep).
-    func deferToBatchEnd(_ work: @escaping () -> Void) {
-        assert(inEventLoop && confined.deferred != nil)
-        confined.deferred?.append(work)
-    }
-
-    /// Runs `work` on the loop after `delay`, unless cancelled first.
+    /// Runs `work` on the loop after `delay` of the loop's clock, unless cancelled first.
     func scheduleTimer(after delay: Duration, _ work: @escaping () -> Void) -> TimerHandle {
-        scheduleTimer(at: ContinuousClock.now + delay, work)
+        scheduleTimer(at: now + delay, work)
     }
 
-    /// Runs `work` on the loop at `deadline`, unless cancelled first.
+    /// Runs `work` on the loop at `deadline` (of the loop's clock), unless cancelled first.
     func scheduleTimer(at deadline: ContinuousClock.Instant, _ work: @escaping () -> Void) -> TimerHandle {
         assert(inEventLoop)
-        if !isLoopThread, confined.plannedWake.map({ deadline < $0 }) ?? true {
-            confined.wakeNeeded = true  // the waiting loop must compute its wait again
-        }
         return confined.timers.schedule(at: deadline, work)
     }
 
@@ -80,5 +68,18 @@ extension EventLoop {
     func cancelTimer(_ handle: TimerHandle) {
         assert(inEventLoop)
         confined.timers.cancel(handle)
+    }
+
+    /// Runs `body` on the loop and returns its result: at once when called on the loop, else
+    /// after a hop there (the caller suspends, holding no thread).
+    /// - Throws: ``SesameError/Code/eventLoopShutDown`` when the loop has shut down.
+    func onLoop<Result: Sendable>(_ body: @escaping @Sendable () throws -> Result) async throws -> Result {
+        if inEventLoop { return try body() }
+        return try await withCheckedThrowingContinuation { continuation in
+            let posted = execute { continuation.resume(with: Swift.Result { try body() }) }
+            if !posted {
+                continuation.resume(throwing: SesameError(.eventLoopShutDown, "the event loop has shut down"))
+            }
+        }
     }
 }

@@ -3,50 +3,54 @@ import FoundationEssentials
 import Glibc
 import Synchronization
 
-/// An epoll reactor on its own thread.
+/// An epoll reactor on a thread of its own.
 ///
-/// Work posted with ``execute(_:)`` from any thread runs on the loop thread in order. File
-/// descriptors, their handlers and timers are loop-confined: register, change and cancel them only
-/// on the loop (``inEventLoop``). The loop does not run on the Swift concurrency pool, so it may
-/// block in `epoll_wait` without starving tasks; handlers must never block.
+/// Everything that belongs to the loop (its descriptors, their handlers, its timers, the
+/// connections on it and their state) is touched by the loop's thread only: ``inEventLoop`` is
+/// true there and nowhere else. Other threads hand it work with ``execute(_:)``; Swift tasks that
+/// prefer the loop as their executor (`withTaskExecutorPreference(loop)`) run on its thread, so
+/// that a request's code and its connection's code meet without a lock or a thread hop. The
+/// loop's thread is not one of Swift's concurrency threads: it may wait in `epoll_wait` without
+/// holding one of theirs, and nothing that runs on it may block.
 ///
-/// "On the loop" means holding the loop's ownership: the loop thread holds it between its waits,
-/// and `runOnLoop(_:)` lets a caller's thread take it while the loop sleeps, so that a request
-/// is written without waking the loop thread (which then wakes only for the answer).
+/// One turn of the loop: the events `epoll_wait` returned, the timers that came due, the work
+/// posted (up to a bound, so that a stream of work cannot starve the sockets), then the work
+/// registered for the turn's end (``atTurnEnd(_:)``: output that many requests of one turn share
+/// goes out in one write).
 public final class EventLoop: @unchecked Sendable {
-    // @unchecked: `jobs` and `state` are guarded by their Mutexes; everything in `confined` is
-    // touched only by the thread holding `ownership` (asserted through `inEventLoop`); `thread` is
-    // written once in init and read by `shutdown` on another thread after init returned.
+    // @unchecked: `posted` is a Mutex; `confined` is touched only by the loop thread (asserted
+    // through `inEventLoop`); `thread` is written once in init and read by `shutdown` after init.
     let epollFD: Int32
     private let wakeFD: Int32
-    private let queue = LockedValue(Queue())
+    private let posted = Mutex(Posted())
+    /// Set once the loop takes no new work (it is stopping or stopped).
+    private let closed = Atomic<Bool>(false)
     private var thread = pthread_t()
     private let loopThreadID = Atomic<UInt>(0)
-    /// Held by whichever thread does the loop's work: the loop thread between waits, or a caller
-    /// running `runOnLoop(_:)` while the loop waits.
-    /// The value counts the turns callers took (not `Void`: ThreadSanitizer takes a zero-size
-    /// value for the field beside it, and reports the lock-free read of that field as a race).
-    private let ownership = LockedValue<Int>(0)
-    /// The thread holding `ownership` (0 when none).
-    private let ownerThreadID = Atomic<UInt>(0)
     private let wakeUps = Atomic<Int>(0)
-    private let batchedResumes = Atomic<Int>(0)
+    /// The time the loop's timers follow (``LoopClock/system`` unless a test brought its own).
+    public let clock: LoopClock
     /// Scratch space for socket reads; loop-confined, so one per loop serves every connection.
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
     /// Scratch space for decrypted bytes (one read's worth at most); loop-confined.
     let decryptBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
     let confined = Confined()
-    private let name: String
 
-    private enum LoopState { case running, stopping, stopped }
-
-    /// Work posted from other threads, and whether more is accepted.
-    private struct Queue {
-        var state = LoopState.running
-        var jobs: [@Sendable () -> Void] = []
-        /// True while the loop is in (or about to enter) epoll_wait: only then does posting work
+    /// Work posted, and what the loop is doing.
+    private struct Posted {
+        var jobs: [Work] = []
+        var stopping = false
+        /// True while the loop is in (or about to enter) `epoll_wait`: only then does posting
         /// need the eventfd write (a system call) to wake it.
         var sleeping = false
+    }
+
+    /// One piece of work: a closure, or a Swift task's job (enqueued without a closure around it).
+    // @unchecked: a closure posted from another thread is `@Sendable` (``execute(_:)``); one that
+    // is not goes only into `confined.local`, from the loop's own thread.
+    enum Work: @unchecked Sendable {
+        case closure(() -> Void)
+        case job(UnownedJob)
     }
 
     /// Loop-thread state.
@@ -54,14 +58,10 @@ public final class EventLoop: @unchecked Sendable {
         var handlers: [Int32: Registration] = [:]
         var nextGeneration: UInt32 = 1
         var timers = TimerHeap()
-        /// When the waiting loop wakes by itself (its earliest timer); nil when only an event can
-        /// wake it.
-        var plannedWake: ContinuousClock.Instant?
-        /// A caller holding the loop scheduled a timer earlier than `plannedWake`.
-        var wakeNeeded = false
-        /// While the loop delivers a batch of events: work deferred to the batch's end (see
-        /// `deferToBatchEnd`).
-        var deferred: [() -> Void]?
+        /// Work the loop's own thread posted (a task resumed here that prefers the loop).
+        var local: [Work] = []
+        /// Work for the end of the current turn.
+        var turnEnd: [() -> Void] = []
     }
 
     struct Registration {
@@ -78,9 +78,13 @@ public final class EventLoop: @unchecked Sendable {
     }()
 
     /// Starts a loop on a new thread.
-    /// - Throws: ``SesameError/Code/ioError`` when epoll or eventfd cannot be created.
-    public init(name: String = "sesame-loop") throws {
-        self.name = name
+    /// - Parameters:
+    ///   - name: the thread's name (up to 15 bytes of it, as Linux keeps them).
+    ///   - clock: the time the loop's timers follow; ``LoopClock/manual()`` in tests that move
+    ///     time themselves.
+    /// - Throws: ``SesameError/Code/ioError`` when epoll, eventfd or the thread cannot be created.
+    public init(name: String = "sesame-loop", clock: LoopClock = .system) throws {
+        self.clock = clock
         epollFD = CSesameShims_epoll_create()
         guard epollFD >= 0 else { throw SesameError(.ioError, "epoll_create1: \(String(cString: strerror(errno)))") }
         wakeFD = CSesameShims_eventfd()
@@ -106,6 +110,8 @@ public final class EventLoop: @unchecked Sendable {
             close(wakeFD)
             throw SesameError(.ioError, "pthread_create: \(String(cString: strerror(created)))")
         }
+        _ = CSesameShims_name_thread(thread, String(decoding: name.utf8.prefix(15), as: UTF8.self))
+        clock.attach(self)
     }
 
     deinit {
@@ -117,24 +123,31 @@ public final class EventLoop: @unchecked Sendable {
 
     /// How many times the loop has woken from `epoll_wait` (for tests showing an idle loop stays idle).
     var wakeUpCount: Int { wakeUps.load(ordering: .relaxed) }
-    /// How many pieces of work ran together with others after a batch of events (for tests).
-    var batchedResumeCount: Int { batchedResumes.load(ordering: .relaxed) }
 
-    /// True when called on the loop: on its thread between waits, or inside `runOnLoop(_:)`.
-    public var inEventLoop: Bool { ownerThreadID.load(ordering: .acquiring) == UInt(pthread_self()) }
+    /// True on the loop's thread.
+    public var inEventLoop: Bool { loopThreadID.load(ordering: .relaxed) == UInt(pthread_self()) }
 
-    /// True on the loop's own thread (also while it waits).
-    var isLoopThread: Bool { loopThreadID.load(ordering: .acquiring) == UInt(pthread_self()) }
+    /// The loop's current instant (see ``clock``).
+    public var now: ContinuousClock.Instant { clock.now }
 
-    /// Runs `work` on the loop thread, after work posted earlier.
+    /// Runs `work` on the loop thread, after work posted earlier from the same thread.
     /// - Returns: `false` when the loop has shut down and `work` will not run.
     @discardableResult
     public func execute(_ work: @escaping @Sendable () -> Void) -> Bool {
-        let (accepted, wake) = queue.withLock { queue -> (Bool, Bool) in
-            guard case .running = queue.state else { return (false, false) }
-            queue.jobs.append(work)
-            let wake = queue.sleeping
-            queue.sleeping = false
+        post(.closure(work))
+    }
+
+    private func post(_ work: Work) -> Bool {
+        guard !closed.load(ordering: .acquiring) else { return false }
+        if inEventLoop {
+            confined.local.append(work)
+            return true
+        }
+        let (accepted, wake) = posted.withLock { posted -> (Bool, Bool) in
+            guard !posted.stopping else { return (false, false) }
+            posted.jobs.append(work)
+            let wake = posted.sleeping
+            posted.sleeping = false
             return (true, wake)
         }
         if wake {
@@ -144,49 +157,17 @@ public final class EventLoop: @unchecked Sendable {
         return accepted
     }
 
-    /// Runs `work` on the loop: at once when already on it; on the calling thread when the loop is
-    /// waiting for events (the caller holds the loop's ownership meanwhile, so the loop thread is
-    /// not woken for work it would only hand back); else posted like ``execute(_:)``.
-    /// - Returns: `false` when the loop has shut down and `work` will not run.
-    @discardableResult
-    func runOnLoop(_ work: @escaping @Sendable () -> Void) -> Bool {
-        if runInline(work) != nil { return true }
-        return execute(work)
-    }
-
-    /// Runs `work` on the loop now, on this thread: when already on the loop, or when the loop
-    /// waits for events (as ``runOnLoop(_:)`` does). Returns nil, without running it, when the loop
-    /// is busy or has shut down.
-    func runInline<Result>(_ work: () -> Result) -> Result? {
-        if inEventLoop { return work() }
-        let result = ownership.withLockIfAvailable { turns -> Result? in
-            guard queue.withLock({ $0.state == .running }) else { return nil }
-            turns += 1
-            ownerThreadID.store(UInt(pthread_self()), ordering: .releasing)
-            let result = work()
-            ownerThreadID.store(0, ordering: .releasing)
-            // Work posted meanwhile already woke the loop (see `execute`); an earlier timer has not.
-            if confined.wakeNeeded {
-                confined.wakeNeeded = false
-                var one: UInt64 = 1
-                _ = write(wakeFD, &one, 8)
-            }
-            return result
-        }
-        return result ?? nil
-    }
-
-    /// How many times a caller's thread did the loop's work (for tests).
-    var callerTurns: Int { ownership.withLock { $0 } }
+    /// A manual clock moved: the loop looks at its timers again.
+    func clockMoved() { execute {} }
 
     /// Stops the loop after the work already posted, and waits for its thread to end. Connections
     /// still on the loop close, and what waited on them (connecting, reads, writes) fails with
     /// ``SesameError/Code/eventLoopShutDown``. Must not be called on the loop thread.
     public func shutdown() {
         precondition(!inEventLoop, "EventLoop.shutdown() called on its own thread")
-        let first = queue.withLock { queue -> Bool in
-            guard case .running = queue.state else { return false }
-            queue.state = .stopping
+        let first = posted.withLock { posted -> Bool in
+            guard !posted.stopping else { return false }
+            posted.stopping = true
             return true
         }
         guard first else { return }
@@ -197,55 +178,55 @@ public final class EventLoop: @unchecked Sendable {
 
     // MARK: - The loop
 
+    /// The most pieces of posted work one turn runs before the loop looks at its sockets again.
+    private static let workPerTurn = 4096
+
     private func run() {
-        let me = UInt(pthread_self())
-        loopThreadID.store(me, ordering: .releasing)
+        loopThreadID.store(UInt(pthread_self()), ordering: .relaxed)
         var events = [UInt32](repeating: 0, count: 64)
         var datas = [UInt64](repeating: 0, count: 64)
         var count = 0
         while true {
-            // The loop's work happens while holding its ownership; the wait does not.
-            let timeout = ownership.withLock { _ -> Int32? in
-                ownerThreadID.store(me, ordering: .releasing)
-                defer { ownerThreadID.store(0, ordering: .releasing) }
-                if runBatch(events: events, datas: datas, count: count) { return nil }
-                let now = ContinuousClock.now
-                var timeout = confined.timers.millisecondsUntilNext(now: now)
-                let hasWork = queue.withLock { queue -> Bool in
-                    if !queue.jobs.isEmpty || queue.state != .running { return true }
-                    queue.sleeping = true
+            deliver(events: events, datas: datas, count: count)
+            for work in confined.timers.takeDue(now: clock.now) { work() }
+            let stopping = runPostedWork()
+            runTurnEnd()
+            if stopping { break }
+            var timeout = clock.millisecondsUntil(confined.timers.nextDeadline())
+            if !confined.local.isEmpty {
+                timeout = 0
+            } else {
+                let busy = posted.withLock { posted -> Bool in
+                    if !posted.jobs.isEmpty || posted.stopping { return true }
+                    posted.sleeping = true
                     return false
                 }
-                if hasWork { timeout = 0 }
-                confined.plannedWake = timeout < 0 ? nil : now + .milliseconds(Int64(timeout))
-                confined.wakeNeeded = false
-                return timeout
+                if busy { timeout = 0 }
             }
-            guard let timeout else { break }
             let result = CSesameShims_epoll_wait(epollFD, &events, &datas, 64, timeout)
             let failed = result < 0 && errno != EINTR
-            queue.withLock { $0.sleeping = false }
+            if timeout != 0 { posted.withLock { $0.sleeping = false } }
             wakeUps.add(1, ordering: .relaxed)
             if failed { break }
             count = max(0, Int(result))
         }
-        ownership.withLock { _ in
-            ownerThreadID.store(me, ordering: .releasing)
-            defer { ownerThreadID.store(0, ordering: .releasing) }
-            queue.withLock { $0.state = .stopped }
-            // What is still registered would wait forever: tell it (connections fail their reads
-            // and writes with eventLoopShutDown and close their sockets).
-            let remaining = confined.handlers.values
-            confined.handlers.removeAll()
-            for registration in remaining { registration.shutDown?() }
-            confined.timers = TimerHeap()
-        }
+        stop()
     }
 
-    /// Delivers ready events, then due timers, then posted work. Returns true when the loop is
-    /// stopping (the work taken was the last to run).
-    private func runBatch(events: [UInt32], datas: [UInt64], count: Int) -> Bool {
-        if count > 1 { confined.deferred = [] }
+    /// The last turn: nothing new is accepted, and what is still registered would wait forever,
+    /// so it is told (connections fail their waiting work with eventLoopShutDown).
+    private func stop() {
+        closed.store(true, ordering: .releasing)
+        posted.withLock { $0.stopping = true }
+        let remaining = confined.handlers.values
+        confined.handlers.removeAll()
+        for registration in remaining { registration.shutDown?() }
+        _ = runPostedWork()
+        runTurnEnd()
+        confined.timers = TimerHeap()
+    }
+
+    private func deliver(events: [UInt32], datas: [UInt64], count: Int) {
         for index in 0..<count {
             let data = datas[index]
             if data == UInt64(UInt32.max) {
@@ -260,21 +241,42 @@ public final class EventLoop: @unchecked Sendable {
             guard let registration = confined.handlers[fd], registration.generation == generation else { continue }
             registration.handler(events[index])
         }
-        if let deferred = confined.deferred {
-            confined.deferred = nil
-            if deferred.count > 1 { batchedResumes.add(deferred.count, ordering: .relaxed) }
-            for work in deferred { work() }
+    }
+
+    /// Runs posted work, the loop's own and other threads', until none is left or the turn's
+    /// bound is reached. Returns true when the loop is stopping.
+    private func runPostedWork() -> Bool {
+        var done = 0
+        while done < Self.workPerTurn {
+            var batch: [Work] = []
+            swap(&batch, &confined.local)
+            let (remote, stopping) = posted.withLock { posted -> ([Work], Bool) in
+                var taken: [Work] = []
+                swap(&taken, &posted.jobs)
+                return (taken, posted.stopping)
+            }
+            if batch.isEmpty && remote.isEmpty { return stopping }
+            for work in remote { perform(work) }
+            for work in batch { perform(work) }
+            done += batch.count + remote.count
         }
-        // Taken off the heap first, then run: a timer's work may schedule or cancel timers.
-        for work in confined.timers.takeDue(now: ContinuousClock.now) { work() }
-        let (pending, stopping) = queue.withLock { queue -> ([@Sendable () -> Void], Bool) in
-            let taken = queue.jobs
-            queue.jobs.removeAll(keepingCapacity: true)
-            // Once stopping, nothing new is accepted: what was taken is the last work to run.
-            return (taken, queue.state != .running)
+        return posted.withLock { $0.stopping }
+    }
+
+    private func perform(_ work: Work) {
+        switch work {
+        case .closure(let body): body()
+        case .job(let job): job.runSynchronously(on: asUnownedTaskExecutor())
         }
-        for job in pending { job() }
-        return stopping
+    }
+
+    private func runTurnEnd() {
+        // Work registered by turn-end work itself runs in the same turn, after it.
+        while !confined.turnEnd.isEmpty {
+            var batch: [() -> Void] = []
+            swap(&batch, &confined.turnEnd)
+            for work in batch { work() }
+        }
     }
 }
 
@@ -283,10 +285,9 @@ extension EventLoop: TaskExecutor {
     /// on its connection resume without a thread hop. Code running this way must not block.
     public func enqueue(_ job: consuming ExecutorJob) {
         let unowned = UnownedJob(job)
-        let executor = asUnownedTaskExecutor()
-        if !execute({ unowned.runSynchronously(on: executor) }) {
+        if !post(.job(unowned)) {
             // A shut-down loop cannot run it; run it where we are rather than lose the task.
-            unowned.runSynchronously(on: executor)
+            unowned.runSynchronously(on: asUnownedTaskExecutor())
         }
     }
 }

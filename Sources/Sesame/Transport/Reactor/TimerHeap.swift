@@ -46,15 +46,10 @@ struct TimerHeap {
         }
     }
 
-    /// -1 (wait forever) when nothing is scheduled.
-    mutating func millisecondsUntilNext(now: ContinuousClock.Instant) -> Int32 {
+    /// The earliest deadline still scheduled (nil when none is).
+    mutating func nextDeadline() -> ContinuousClock.Instant? {
         dropCancelled()
-        guard let first = heap.first else { return -1 }
-        if first.deadline <= now { return 0 }
-        let remaining = now.duration(to: first.deadline)
-        let (seconds, attoseconds) = remaining.components
-        let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
-        return Int32(clamping: milliseconds)
+        return heap.first?.deadline
     }
 
     mutating func takeDue(now: ContinuousClock.Instant) -> [() -> Void] {
