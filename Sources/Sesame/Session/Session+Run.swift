@@ -13,10 +13,14 @@ extension Session {
         defer { task.complete() }
         let deadline = ContinuousClock.now + configuration.resourceTimeout
         do {
-            // The exchange runs where the caller runs: its writes and reads start on the caller's
-            // thread while the loop waits (`EventLoop.runOnLoop`), and the caller suspends until
-            // the loop reads the answer. A caller running on the loop itself makes no thread hop.
-            return try await drive(task, deadline, notifyingDelegates, expecting, sink)
+            // The driver runs on the loop that owns the connections: a request and its answer
+            // meet the connection there without a thread hop or a lock, and no thread of Swift's
+            // pool is held while the answer is awaited. What may block or runs the user's code
+            // (delegates, the token source, the credential stores, a download's file) leaves
+            // the loop (`offLoop`, `BlockingWorkThreads`).
+            return try await withTaskExecutorPreference(loop) {
+                try await drive(task, deadline, notifyingDelegates, expecting, sink)
+            }
         } catch let error as SesameError
             where (error.code == .connectTimeout || error.code == .timeout) && ContinuousClock.now >= deadline
         {

@@ -15,12 +15,11 @@ public final class Session: Sendable {
     public let delegate: (any SessionTaskDelegate)?
     let loop: EventLoop
 
-    /// The event loop that owns the session's connections. A task elsewhere sends its request
-    /// from its own thread while the loop waits, and suspends until the loop reads the answer;
-    /// no thread but the loop's ever waits for a socket. A request loop that runs on the event
-    /// loop itself (`withTaskExecutorPreference(session.eventLoop) { … }`) never holds a Swift
-    /// concurrency thread while it waits; code run there must not block, since every connection
-    /// of the loop waits for it.
+    /// The event loop that owns the session's connections. Each request is driven on it (the
+    /// caller's task suspends meanwhile, holding no thread); no thread but the loop's ever waits
+    /// for a socket. A caller whose own request loop runs on the event loop too
+    /// (`withTaskExecutorPreference(session.eventLoop) { … }`) saves the hop there and back per
+    /// request; code run there must not block, since every connection of the loop waits for it.
     public var eventLoop: EventLoop { loop }
     let pool: ConnectionPool
     /// The session's HTTP/2 connections, and what it learned of each origin's protocol.
@@ -180,9 +179,14 @@ public final class Session: Sendable {
         do {
             var received: Int64 = 0
             let response = try await run(task) { chunk in
-                try handle.write(chunk)
-                received += Int64(chunk.count)
-                progress?(received, task.response?.expectedContentLength.map(Int64.init))
+                // A file write may block, and `progress` is the caller's code: neither on the loop.
+                try await offLoop {
+                    Result {
+                        try handle.write(chunk)
+                        received += Int64(chunk.count)
+                        progress?(received, task.response?.expectedContentLength.map(Int64.init))
+                    }
+                }.get()
             }
             guard replaces else {
                 handle.close()
