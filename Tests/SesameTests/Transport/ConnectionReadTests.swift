@@ -4,52 +4,71 @@ import Testing
 
 @testable import Sesame
 
-/// Reads on a kept-alive connection: their deadlines and bytes that arrive with no read waiting.
+/// Reads on a kept-alive connection: their deadlines, on a loop whose clock the test moves, and
+/// bytes that arrive with no read waiting.
 @Suite struct ConnectionReadTests {
-    @Test func aShortReadTimeoutAfterALongOneFiresOnTime() async throws {
+    /// A server that answers each request with "x" and keeps the connection.
+    static func server() throws -> LocalServer {
         var configuration = LocalServer.Configuration.plainHTTP
         configuration.handler = { _ in .raw("x", thenClose: false) }
-        let server = try LocalServer(configuration)
-        defer { server.shutdown() }
-        let connection = try await Connection.connect(host: "127.0.0.1", port: server.port, tls: nil)
-        try await connection.write(Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
-        #expect(try await connection.read(timeout: .seconds(60)) == Array("x".utf8))
-        // The connection's read deadline watch was set for a minute; this read's is much sooner.
-        let started = ContinuousClock.now
-        var error: SesameError?
-        do {
-            _ = try await connection.read(timeout: .milliseconds(200))
-        } catch let caught as SesameError {
-            error = caught
-        }
-        #expect(error?.code == .timeout)
-        // Half the old deadline: under ThreadSanitizer, tests making keys and starting peers beside
-        // this one have delayed its resumption by 20 seconds.
-        #expect(ContinuousClock.now - started < .seconds(30))
+        return try LocalServer(configuration)
     }
 
-    @Test func bytesNobodyReadsAreTakenOnceThenTheSocketIsLeftAlone() async throws {
-        var configuration = LocalServer.Configuration.plainHTTP
-        configuration.handler = { _ in .raw("x", thenClose: false) }
-        let server = try LocalServer(configuration)
+    static let request = Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+
+    /// Waits (yielding, without sleeping) until a read waits on `connection`.
+    static func readStarted(on connection: Connection) async throws {
+        for _ in 0..<100_000 {
+            if try await connection.loop.onLoop({ connection.isReading }) { return }
+            await Task.yield()
+        }
+        Issue.record("the read never began")
+    }
+
+    @Test func aReadFailsWhenTheLoopsClockPassesItsTimeout() async throws {
+        let server = try Self.server()
         defer { server.shutdown() }
-        let loop = try EventLoop(name: "unsolicited")
+        let clock = LoopClock.manual()
+        let loop = try EventLoop(name: "read-clock", clock: clock)
         defer { loop.shutdown() }
         let connection = try await Connection.connect(host: "127.0.0.1", port: server.port, tls: nil, on: loop)
-        let request = Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
-        try await connection.write(request)
-        #expect(try await connection.read(timeout: .seconds(60)) == Array("x".utf8))
-        // Answers nobody waits for: the socket is still watched after the read, so the first is
-        // taken in; from then on it is not, and the loop stays asleep while more arrive.
-        try await connection.write(request)
-        try await Task.sleep(for: .milliseconds(200))
-        try await connection.write(request)
-        let wakeUpsBefore = loop.wakeUpCount
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(loop.wakeUpCount - wakeUpsBefore <= 1)
+        #expect(try await connection.writeThenRead(Self.request, timeout: .seconds(60)) == Array("x".utf8))
+        let silent = Task { try await connection.read(timeout: .seconds(5)) }
+        try await Self.readStarted(on: connection)
+        clock.advance(by: .seconds(4))
+        #expect(try await connection.loop.onLoop { connection.isReading }, "not yet due")
+        clock.advance(by: .seconds(1))
+        let error = await #expect(throws: SesameError.self) { try await silent.value }
+        #expect(error?.code == .timeout)
+        #expect(error?.detail.contains("sent nothing for 5.0 seconds") == true, "\(String(describing: error))")
+        #expect(try await connection.loop.onLoop { connection.isKnownClosed }, "a timed-out read closes")
+    }
+
+    @Test func aQuietReadEndsAtItsDeadlineAndTheConnectionGoesOn() async throws {
+        let server = try Self.server()
+        defer { server.shutdown() }
+        let clock = LoopClock.manual()
+        let loop = try EventLoop(name: "quiet-read", clock: clock)
+        defer { loop.shutdown() }
+        let connection = try await Connection.connect(host: "127.0.0.1", port: server.port, tls: nil, on: loop)
+        let waited = Task { try await connection.read(maxLength: 100, waitingAtMost: .seconds(1)) }
+        try await Self.readStarted(on: connection)
+        clock.advance(by: .seconds(1))
+        #expect(try await waited.value == nil)
+        #expect(try await connection.writeThenRead(Self.request, timeout: .seconds(60)) == Array("x".utf8))
+        await connection.close()
+    }
+
+    @Test func bytesNobodyReadsWaitForTheNextRead() async throws {
+        let server = try Self.server()
+        defer { server.shutdown() }
+        let connection = try await Connection.connect(host: "127.0.0.1", port: server.port, tls: nil)
+        // Three answers nobody waits for: the connection takes them in (up to its bound) and the
+        // reads that come later get them, in order.
+        for _ in 0..<3 { try await connection.write(Self.request) }
         var received: [UInt8] = []
-        while received.count < 2 { received += try await connection.read(timeout: .seconds(10)) }
-        #expect(received == Array("xx".utf8))
+        while received.count < 3 { received += try await connection.read(timeout: .seconds(60)) }
+        #expect(received == Array("xxx".utf8))
         await connection.close()
     }
 }

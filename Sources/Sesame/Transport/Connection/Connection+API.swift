@@ -212,6 +212,12 @@ extension Connection {
         try await loop.onLoop { self.attach(RawStream(self)) }
     }
 
+    /// True while a read of the public API waits (on the loop).
+    var isReading: Bool {
+        assert(loop.inEventLoop)
+        return (handler as? RawStream)?.isReading ?? false
+    }
+
     /// Ends the quiet read `withdrawal` belongs to, if it still waits.
     func withdrawQuietRead(_ withdrawal: ReadWithdrawal) {
         assert(loop.inEventLoop)
