@@ -18,11 +18,11 @@ import Synchronization
 /// registered for the turn's end (``atTurnEnd(_:)``: output that many requests of one turn share
 /// goes out in one write).
 public final class EventLoop: @unchecked Sendable {
-    // @unchecked: `posted` is a Mutex; `confined` is touched only by the loop thread (asserted
+    // @unchecked: `posted` is locked; `confined` is touched only by the loop thread (asserted
     // through `inEventLoop`); `thread` is written once in init and read by `shutdown` after init.
     let epollFD: Int32
     private let wakeFD: Int32
-    private let posted = Mutex(Posted())
+    private let posted = LockedValue(Posted())
     /// Set once the loop takes no new work (it is stopping or stopped).
     private let closed = Atomic<Bool>(false)
     private var thread = pthread_t()

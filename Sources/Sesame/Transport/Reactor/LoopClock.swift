@@ -15,18 +15,18 @@ import Synchronization
 /// ```
 public final class LoopClock: Sendable {
     /// The manual clock's instant (unused by the system clock).
-    private let manualNow: Mutex<ContinuousClock.Instant>
+    private let manualNow: LockedValue<ContinuousClock.Instant>
     /// True for a clock made by ``manual()``.
     public let isManual: Bool
     /// The loops whose timers follow this clock, told when it moves.
-    private let loops = Mutex<[WeakLoop]>([])
+    private let loops = LockedValue<[WeakLoop]>([])
 
     private struct WeakLoop {
         weak var loop: EventLoop?
     }
 
     private init(manualNow: ContinuousClock.Instant?) {
-        self.manualNow = Mutex(manualNow ?? ContinuousClock.now)
+        self.manualNow = LockedValue(manualNow ?? ContinuousClock.now)
         isManual = manualNow != nil
     }
 
