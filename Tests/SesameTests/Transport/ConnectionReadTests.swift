@@ -16,6 +16,18 @@ import Testing
 
     static let request = Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
 
+    /// A connection to `server` on a loop of its own whose clock the test moves.
+    static func connectOnManualClock(to server: LocalServer) async throws -> (Connection, LoopClock) {
+        let clock = LoopClock.manual()
+        let loop = try EventLoop(name: "read-clock", clock: clock)
+        do {
+            return (try await Connection.connect(host: "127.0.0.1", port: server.port, tls: nil, on: loop), clock)
+        } catch {
+            loop.shutdown()
+            throw error
+        }
+    }
+
     /// Waits (yielding, without sleeping) until a read waits on `connection`.
     static func readStarted(on connection: Connection) async throws {
         for _ in 0..<100_000 {
@@ -28,10 +40,8 @@ import Testing
     @Test func aReadFailsWhenTheLoopsClockPassesItsTimeout() async throws {
         let server = try Self.server()
         defer { server.shutdown() }
-        let clock = LoopClock.manual()
-        let loop = try EventLoop(name: "read-clock", clock: clock)
-        defer { loop.shutdown() }
-        let connection = try await Connection.connect(host: "127.0.0.1", port: server.port, tls: nil, on: loop)
+        let (connection, clock) = try await Self.connectOnManualClock(to: server)
+        defer { connection.loop.shutdown() }
         #expect(try await connection.writeThenRead(Self.request, timeout: .seconds(60)) == Array("x".utf8))
         let silent = Task { try await connection.read(timeout: .seconds(5)) }
         try await Self.readStarted(on: connection)
@@ -47,10 +57,8 @@ import Testing
     @Test func aQuietReadEndsAtItsDeadlineAndTheConnectionGoesOn() async throws {
         let server = try Self.server()
         defer { server.shutdown() }
-        let clock = LoopClock.manual()
-        let loop = try EventLoop(name: "quiet-read", clock: clock)
-        defer { loop.shutdown() }
-        let connection = try await Connection.connect(host: "127.0.0.1", port: server.port, tls: nil, on: loop)
+        let (connection, clock) = try await Self.connectOnManualClock(to: server)
+        defer { connection.loop.shutdown() }
         let waited = Task { try await connection.read(maxLength: 100, waitingAtMost: .seconds(1)) }
         try await Self.readStarted(on: connection)
         clock.advance(by: .seconds(1))

@@ -360,10 +360,7 @@ public final class Connection: @unchecked Sendable {
             socketEnded = true
         case .failed(let code):
             socketEnded = true
-            socketError = SesameError(
-                code == ECONNRESET ? .connectionReset : .ioError,
-                "\(machine.peer): \(errnoText(code))"
-            )
+            socketError = socketFailure(code)
         }
         return true
     }
@@ -393,14 +390,20 @@ public final class Connection: @unchecked Sendable {
             case .failed(let code):
                 // Not failed yet: what arrived before the reset (often an alert) explains it better.
                 socketEnded = true
-                socketError = SesameError(
-                    code == ECONNRESET ? .connectionReset : .ioError,
-                    "\(machine.peer): \(errnoText(code))"
-                )
+                socketError = socketFailure(code)
                 return total
             }
         }
         return total
+    }
+
+    /// What a failed socket call means: the peer reset the stream (`ECONNRESET`, or `EPIPE` on a
+    /// write), else an I/O error.
+    private func socketFailure(_ code: Int32) -> SesameError {
+        SesameError(
+            code == ECONNRESET || code == EPIPE ? .connectionReset : .ioError,
+            "\(machine.peer): \(errnoText(code))"
+        )
     }
 
     /// The stream carries no more bytes: the protocol learns it once.
@@ -430,11 +433,7 @@ public final class Connection: @unchecked Sendable {
         case .wouldBlock:
             return
         case .failed(let code):
-            let error = SesameError(
-                code == EPIPE || code == ECONNRESET ? .connectionReset : .ioError,
-                "\(machine.peer): \(errnoText(code))"
-            )
-            failExplained(error)
+            failExplained(socketFailure(code))
         case .flushed:
             handler?.outputFlushed()
         }
