@@ -13,7 +13,7 @@ import Synchronization
 /// decisions and the handshake are complete, so no application byte is ever written before them.
 /// A resumed session goes through the trust decision again on its stored chain.
 ///
-/// A connection belongs to its loop: its state (a ``ConnectionStateMachine``), its socket, its
+/// A connection belongs to its loop: its state (a `ConnectionStateMachine`), its socket, its
 /// TLS engines and the protocol it carries are touched on the loop's thread only, without a lock.
 /// Other threads reach it through the public methods, which hop to the loop and suspend until it
 /// answers; what arrives is pushed to the protocol above while it takes more.

@@ -15,7 +15,7 @@ import Synchronization
 ///
 /// One turn of the loop: the events `epoll_wait` returned, the timers that came due, the work
 /// posted (up to a bound, so that a stream of work cannot starve the sockets), then the work
-/// registered for the turn's end (``atTurnEnd(_:)``: output that many requests of one turn share
+/// registered for the turn's end (`atTurnEnd(_:)`: output that many requests of one turn share
 /// goes out in one write).
 public final class EventLoop: @unchecked Sendable {
     // @unchecked: `posted` is locked; `confined` is touched only by the loop thread (asserted
