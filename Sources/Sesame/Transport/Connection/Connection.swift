@@ -431,7 +431,7 @@ public final class Connection: @unchecked Sendable {
         }
         switch channel.flush() {
         case .wouldBlock:
-            return
+            updateInterest()  // the rest goes when the socket is writable again
         case .failed(let code):
             failExplained(socketFailure(code))
         case .flushed:
