@@ -169,8 +169,7 @@ import Testing
         #expect(server.connectionCount == 2)
     }
 
-    // A connection's only stream reads the connection with its own task
-    // (`HTTP2Connection+Reading.swift`): its timeout and its cancellation end that stream alone.
+    // A stream's timeout and its cancellation end that stream alone.
 
     @Test func theOnlyStreamsTimeoutEndsThatStreamAndLeavesTheConnection() async throws {
         let server = try HostileHTTP2Server { _ in .answerFirstThenSilent }

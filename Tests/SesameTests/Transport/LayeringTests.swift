@@ -124,14 +124,8 @@ import Testing
                 if !computed { properties[type.name, default: 0] += 1 }
             }
         }
-        // HTTP2Connection still reads under a lock across four files; its rewrite as a handler of
-        // its connection (issue 45, open) removes the exception.
-        let pending: Set = ["HTTP2Connection"]
         let spread = files.filter { $0.value.count > 3 }.map { "\($0.key): \($0.value.sorted())" }
-        #expect(spread.filter { !pending.contains(String($0.prefix { $0 != ":" })) }.isEmpty, "\(spread.sorted())")
-        withKnownIssue("HTTP2Connection is spread over four files (issue 45)", isIntermittent: true) {
-            #expect(files.filter { pending.contains($0.key) }.allSatisfy { $0.value.count <= 3 })
-        }
+        #expect(spread.isEmpty, "\(spread.sorted())")
         let heavy = properties.filter { $0.value > 20 }.map { "\($0.key): \($0.value)" }
         #expect(heavy.isEmpty, "\(heavy.sorted())")
         #expect(properties["Connection", default: 0] > 5, "the scan found Connection's properties")

@@ -91,44 +91,6 @@ extension Connection {
         }
     }
 
-    /// Reads like ``read(maxLength:waitingAtMost:)``, for a task that reads on behalf of others
-    /// too (an HTTP/2 stream's task reading the connection for every stream): the task's
-    /// cancellation ends only its wait (nil), not the connection.
-    ///
-    /// `bytes`, when there are any, are sent first, in the same trip to the loop, and `sent` then
-    /// runs on the loop. Their write is not undone by the cancellation. `withdrawal` lets its
-    /// owner end the wait (nil, as a deadline would) from another task, at any time: before the
-    /// read began, while it waits, or after it ended (then it does nothing).
-    func readShared(
-        maxLength: Int,
-        waitingAtMost wait: Duration,
-        sending bytes: [UInt8] = [],
-        sent: (@Sendable () -> Void)? = nil,
-        withdrawal: ReadWithdrawal = ReadWithdrawal()
-    ) async throws -> [UInt8]? {
-        try await withTaskCancellationHandler {
-            try await withStream { (stream, continuation: CheckedContinuation<[UInt8]?, any Error>) in
-                if !bytes.isEmpty {
-                    do {
-                        try self.send(bytes)
-                    } catch {
-                        return continuation.resume(throwing: error)
-                    }
-                }
-                sent?()
-                stream.read(
-                    maxLength: maxLength,
-                    timeout: wait,
-                    quiet: true,
-                    withdrawal: withdrawal,
-                    continuation: continuation
-                )
-            }
-        } onCancel: {
-            withdrawal.withdraw(from: self)
-        }
-    }
-
     /// Sends `bytes`, then reads like ``read(maxLength:timeout:)``: a request and the first bytes
     /// of its answer in one trip to the loop.
     public func writeThenRead(
@@ -153,16 +115,6 @@ extension Connection {
     public func write(_ bytes: [UInt8]) async throws {
         guard !bytes.isEmpty else { return }
         try await onLoop(cancelled: "a write to \(host):\(port) was cancelled") { continuation in
-            self.startWrite(bytes, continuation)
-        }
-    }
-
-    /// ``write(_:)`` for bytes several tasks share (HTTP/2 frames): the calling task's
-    /// cancellation does not fail the connection; the write ends when the bytes left or the
-    /// connection failed.
-    func writeShared(_ bytes: [UInt8]) async throws {
-        guard !bytes.isEmpty else { return }
-        try await withStream { (stream, continuation: CheckedContinuation<Void, any Error>) in
             self.startWrite(bytes, continuation)
         }
     }
@@ -216,12 +168,6 @@ extension Connection {
     var isReading: Bool {
         assert(loop.inEventLoop)
         return (handler as? RawStream)?.isReading ?? false
-    }
-
-    /// Ends the quiet read `withdrawal` belongs to, if it still waits.
-    func withdrawQuietRead(_ withdrawal: ReadWithdrawal) {
-        assert(loop.inEventLoop)
-        (handler as? RawStream)?.withdraw(withdrawal)
     }
 }
 

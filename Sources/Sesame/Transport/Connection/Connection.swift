@@ -18,8 +18,8 @@ import Synchronization
 /// Other threads reach it through the public methods, which hop to the loop and suspend until it
 /// answers; what arrives is pushed to the protocol above while it takes more.
 public final class Connection: @unchecked Sendable {
-    // @unchecked: every `var` is touched only on `loop` (asserted); `facts` and `unsolicitedInputHandler` are locked; the
-    // rest is immutable.
+    // @unchecked: every `var` is touched only on `loop` (asserted); `facts` is locked; the rest
+    // is immutable.
     let loop: EventLoop
     /// The host the connection was made for.
     public let host: String
@@ -51,9 +51,6 @@ public final class Connection: @unchecked Sendable {
     private(set) var failure: SesameError?
     /// What other threads may read: set on the loop when it changes.
     private let facts = LockedValue(Facts())
-    /// Told on the loop when bytes (or the stream's end) arrive while no read of the public API
-    /// waits: an HTTP/2 connection, which reads only while a stream needs it, then reads them.
-    let unsolicitedInputHandler = LockedValue<(@Sendable () -> Void)?>(nil)
 
     struct Facts {
         var tlsInfo: TLSConnectionInfo?

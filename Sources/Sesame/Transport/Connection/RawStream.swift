@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Synchronization
 
 /// The plain byte stream of ``Connection``'s public API (``Connection/read(maxLength:timeout:)``,
 /// ``Connection/write(_:)``): what arrives waits here, up to a bound, for one read at a time.
@@ -21,7 +20,6 @@ final class RawStream: ConnectionHandler {
         let deadline: (at: ContinuousClock.Instant, timeout: Duration)?
         /// At its deadline the read ends with nil and the connection goes on (else it fails).
         let quiet: Bool
-        let withdrawal: ReadWithdrawal?
     }
 
     /// The most that waits here before the connection stops reading.
@@ -50,7 +48,6 @@ final class RawStream: ConnectionHandler {
         maxLength: Int,
         timeout: Duration?,
         quiet: Bool = false,
-        withdrawal: ReadWithdrawal? = nil,
         continuation: CheckedContinuation<[UInt8]?, any Error>
     ) {
         guard reader == nil else {
@@ -61,19 +58,10 @@ final class RawStream: ConnectionHandler {
             maxLength: maxLength,
             continuation: continuation,
             deadline: deadline,
-            quiet: quiet,
-            withdrawal: withdrawal
+            quiet: quiet
         )
         serve()
-        if let withdrawal, withdrawal.isWithdrawn { withdraw(withdrawal) }
         if reader != nil, let deadline { watch(deadline.0) }
-    }
-
-    /// Ends the quiet read `withdrawal` belongs to with nil; the connection goes on.
-    func withdraw(_ withdrawal: ReadWithdrawal) {
-        guard let reader, reader.quiet, reader.withdrawal === withdrawal else { return }
-        self.reader = nil
-        reader.continuation.resume(returning: nil)
     }
 
     /// Adds a writer waiting for everything written to reach the kernel.
@@ -92,12 +80,12 @@ final class RawStream: ConnectionHandler {
         } else {
             buffered += bytes
         }
-        serveOrNotify()
+        serve()
     }
 
     func inputEnded(cleanly: Bool) {
         ended = true
-        serveOrNotify()
+        serve()
     }
 
     func outputFlushed() {
@@ -116,20 +104,10 @@ final class RawStream: ConnectionHandler {
         if let reader {
             self.reader = nil
             reader.continuation.resume(throwing: error)
-        } else {
-            connection.unsolicitedInputHandler.withLock { $0 }?()
         }
     }
 
     // MARK: Serving the read
-
-    private func serveOrNotify() {
-        if reader == nil {
-            connection.unsolicitedInputHandler.withLock { $0 }?()
-        } else {
-            serve()
-        }
-    }
 
     private func serve() {
         guard let reader else { return }
@@ -177,24 +155,5 @@ final class RawStream: ConnectionHandler {
         } else {
             connection.fail(SesameError(.timeout, "\(connection.host):\(connection.port) sent nothing for \(timeout)"))
         }
-    }
-}
-
-/// Ends one quiet read (``Connection/readShared(maxLength:waitingAtMost:sending:sent:withdrawal:)``)
-/// from outside the task that waits for it: the task's cancellation, or an HTTP/2 stream that
-/// failed while its own task was reading the connection for every stream. Withdrawing before the
-/// read began ends it as soon as it begins; withdrawing after it ended does nothing to it.
-final class ReadWithdrawal: Sendable {
-    private let withdrawn = Atomic<Bool>(false)
-
-    init() {}
-
-    /// Whether ``withdraw(from:)`` was called.
-    var isWithdrawn: Bool { withdrawn.load(ordering: .acquiring) }
-
-    /// Ends the read's wait on `connection`'s loop; the connection goes on.
-    func withdraw(from connection: Connection) {
-        withdrawn.store(true, ordering: .releasing)
-        connection.loop.execute { connection.withdrawQuietRead(self) }
     }
 }

@@ -1,59 +1,51 @@
-/// One ``Connection`` carrying many HTTP/2 streams: the connection's ``HTTP2Session`` under a
-/// lock, a read pump that feeds it what arrives and hands each stream its frames, and one writer
-/// at a time that sends what the session has to send, in order.
+import FoundationEssentials
+
+/// One ``Connection`` carrying many HTTP/2 streams, as the protocol the connection pushes its
+/// input to (a `ConnectionHandler`).
 ///
-/// Streams are reserved first (``reserve()``, within the peer's `SETTINGS_MAX_CONCURRENT_STREAMS`),
-/// then opened (``openStream(method:scheme:authority:path:fields:hasBody:)``), read through
-/// ``next(on:timeout:)`` and finished (``finish(_:)``). A stream's failure (its RST_STREAM) is
-/// that stream's alone; the connection's failure fails every open stream. Past GOAWAY, or once it
-/// failed or stayed idle for the idle timeout, the connection is retired: its pool forgets it
-/// (``onRetire``) and it closes when its last stream finishes.
+/// It belongs to the connection's loop: the ``HTTP2Session``, the streams' state (an
+/// ``HTTP2ConnectionStateMachine``) and the timers are touched on the loop's thread only, without
+/// a lock. What arrives is handed to the session and its events to the streams as it comes;
+/// what the session has to send goes out at the end of the loop's turn, so the frames of every
+/// request of one turn leave in one write. A request's task, which prefers the loop as its
+/// executor, calls in without a hop; another thread's call hops to the loop.
 ///
-/// Continuations are resumed after the lock is let go; the lock is never held across a suspension.
-final class HTTP2Connection: Sendable {
+/// Streams are reserved first (``reserve()``, within the peer's `SETTINGS_MAX_CONCURRENT_STREAMS`;
+/// the pool does it under its own lock, so the slot count is the one thing kept under a lock),
+/// then opened, read and finished (`HTTP2Connection+Streams.swift`). A stream's failure (its
+/// RST_STREAM) is that stream's alone; the connection's failure fails every open stream. Past
+/// GOAWAY, or once it failed or stayed idle for the idle timeout, the connection is retired: its
+/// pool forgets it (`onRetire`) and it closes when its last stream finishes.
+final class HTTP2Connection: ConnectionHandler, @unchecked Sendable {
+    // @unchecked: everything but `slots` is touched on the loop only (see the type's comment).
     let connection: Connection
     let origin: Origin
-    private let state: LockedValue<State>
     let idleTimeout: Duration
     /// Told once, when the connection takes no new stream any more.
     private let onRetire: @Sendable (HTTP2Connection) -> Void
     /// Told when a stream slot came free.
     private let onSlotFreed: @Sendable (HTTP2Connection) -> Void
+    let session: HTTP2Session
+    var machine: HTTP2ConnectionStateMachine
+    /// What the pool reads and reserves from any thread.
+    let slots = LockedValue(Slots())
+    /// A write is registered for the end of the loop's turn.
+    private var flushPending = false
+    /// The connection was closed (by this side or the peer).
+    private var closed = false
+    /// The timer that ends waits past their deadlines (`HTTP2Connection+Streams.swift`).
+    var sweepTimer: TimerHandle?
+    private var idleTimer: TimerHandle?
 
     /// How much of a request body may wait in the session for the peer's window before its sender waits.
     static let bodyBufferLimit = 65_536
 
-    struct State {
-        let session: HTTP2Session
-        var streams: [Int32: HTTP2StreamState] = [:]
+    /// The stream slots, under a lock: the pool reserves them from its tasks.
+    struct Slots {
         /// Streams reserved or open, not finished.
         var reserved = 0
-        /// The peer's limit on open streams (RFC 9113 leaves it unlimited until its SETTINGS say;
-        /// a sane bound is kept until then).
-        var maxConcurrentStreams = 100
-        /// GOAWAY's last stream: streams above it were not processed.
-        var lastProcessed: Int32?
-        var failure: SesameError?
+        var limit = 100
         var retired = false
-        var flushing = false
-        /// A reader (the pump, or the only stream's task) holds the reading role
-        /// (`HTTP2Connection+Reading.swift`).
-        var reading = false
-        /// Bytes came unasked while a reader held the role and no read of its waited: the
-        /// connection told once and stopped watching the socket, so the reader that lets the role
-        /// go hands it to the pump, which reads them (see `releaseReading`).
-        var unreadInput = false
-        /// The stream whose own task holds the reading role, with what ends its read: a stream
-        /// that fails meanwhile (a reset it caused, sent by the writer) must not wait for bytes
-        /// that may never come.
-        var directRead: (stream: Int32, withdrawal: ReadWithdrawal)?
-        var pingWaiters: [CheckedContinuation<Void, any Error>] = []
-        /// The GOAWAY a failed session still has to send.
-        var goodbye: [UInt8] = []
-        /// A sweep for waits past their deadlines is scheduled.
-        var sweeping = false
-        /// The idle timer is set (see `scheduleIdleClose`).
-        var idleTimerPending = false
         /// Since when no stream was reserved (nil: busy, or never used).
         var idleSince: ContinuousClock.Instant?
         /// How long it was idle before the latest reservation (see `takeIdleSpan()`).
@@ -73,36 +65,34 @@ final class HTTP2Connection: Sendable {
         self.idleTimeout = idleTimeout
         self.onRetire = onRetire
         self.onSlotFreed = onSlotFreed
-        state = LockedValue(State(session: try HTTP2Session(limits: limits)))
+        session = try HTTP2Session(limits: limits)
+        machine = HTTP2ConnectionStateMachine(origin: origin)
     }
 
-    func withState<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
-        try state.withLock(body)
-    }
+    var loop: EventLoop { connection.loop }
 
-    /// Tells the pool, once (the callers check `State.retired` turned true just then).
-    func notifyRetired() { onRetire(self) }
-
-    /// Sends the connection preface and reads the peer's SETTINGS; from then on, what arrives
-    /// while nobody reads starts the pump (`HTTP2Connection+Reading.swift`).
+    /// Takes over the connection: the preface and SETTINGS go out, and what the server sent
+    /// already (its SETTINGS, held by the connection's byte stream) is read first.
     func start() {
-        connection.unsolicitedInputHandler.withLock { $0 = { [weak self] in self?.unsolicitedInput() } }
-        scheduleFlush()
-        // The peer's SETTINGS come unasked; the handler may have started the pump for them already.
-        unsolicitedInput()
+        onLoop { [self] in
+            let early = (connection.handler as? RawStream)?.takeBuffered() ?? []
+            if !early.isEmpty { received(early) }
+            connection.attach(self)
+            scheduleFlush()
+        }
     }
+
+    // MARK: The pool's view
 
     /// Takes a stream slot when the connection has one free; false when it is full or retired.
     func reserve() -> Bool {
         let isOpen = !connection.isKnownClosed
-        return state.withLock { state in
-            guard isOpen, !state.retired, state.failure == nil, state.lastProcessed == nil,
-                state.reserved < state.maxConcurrentStreams
-            else { return false }
-            state.reserved += 1
-            if let since = state.idleSince {
-                state.idleSpan = since.duration(to: .now)
-                state.idleSince = nil
+        return slots.withLock { slots in
+            guard isOpen, !slots.retired, slots.reserved < slots.limit else { return false }
+            slots.reserved += 1
+            if let since = slots.idleSince {
+                slots.idleSpan = since.duration(to: .now)
+                slots.idleSince = nil
             }
             return true
         }
@@ -111,114 +101,232 @@ final class HTTP2Connection: Sendable {
     /// How long the connection had been idle when its first stream since was reserved, once
     /// (for the first taker only); nil when it was busy or another taker asked.
     func takeIdleSpan() -> Duration? {
-        state.withLock { state in
-            defer { state.idleSpan = nil }
-            return state.idleSpan
+        slots.withLock { slots in
+            defer { slots.idleSpan = nil }
+            return slots.idleSpan
         }
     }
 
     /// True when the connection may still be handed streams.
-    var isUsable: Bool { !connection.isKnownClosed && state.withLock { !$0.retired } }
-
-    /// Response body bytes received and not yet taken by readers, over every stream (for tests).
-    var unconsumedBytes: Int { state.withLock { $0.streams.values.reduce(0) { $0 + $1.unconsumedBytes } } }
+    var isUsable: Bool { !connection.isKnownClosed && slots.withLock { !$0.retired } }
 
     /// How many streams are reserved or open (for tests and the pool).
-    var activeStreams: Int { state.withLock { $0.reserved } }
-
-    /// Opens a reserved stream for a request; its HEADERS go out with the next write
-    /// (``requestOpened()``, or the body's first ``sendBody(_:on:end:timeout:)``).
-    /// - Throws: ``HTTP2Exchange/Unprocessed`` when the connection takes no new stream (the
-    ///   request can go elsewhere); ``SesameError`` for a request HTTP/2 cannot carry. Either way
-    ///   the caller gives the reservation back (``cancelReservation()``).
-    func openStream(
-        method: String,
-        scheme: String,
-        authority: String,
-        path: String,
-        fields: HTTPHeaders,
-        hasBody: Bool
-    ) throws -> Int32 {
-        let id = try state.withLock { state -> Int32 in
-            do {
-                if let failure = state.failure { throw HTTP2Exchange.Unprocessed(failure, certain: true) }
-                let id = try state.session.submitRequest(
-                    method: method,
-                    scheme: scheme,
-                    authority: authority,
-                    path: path,
-                    fields: fields,
-                    hasBody: hasBody
-                )
-                state.streams[id] = HTTP2StreamState()
-                return id
-            } catch let error as SesameError where error.code == .connectionClosed {
-                throw HTTP2Exchange.Unprocessed(error, certain: true)
-            }
-        }
-        return id
-    }
-
-    /// Has the stream's HEADERS written. While it is the connection's only stream, by the
-    /// request's own task, with its first read (`HTTP2Connection+Reading.swift`): no other
-    /// request's frames could go with them, and a writer task would cost a thread wake-up per
-    /// request. Otherwise by a writer task, so that requests opened meanwhile by other tasks go
-    /// out with them in one write (writing each on its own task cost 1.8 times the CPU per
-    /// request at 64 concurrent streams).
-    func requestOpened() {
-        if withState({ $0.reserved > 1 }) { scheduleFlush() }
-    }
-
-    /// The reader took `count` body bytes: the peer may send that much more.
-    func consumed(_ count: Int, on id: Int32) {
-        let write = state.withLock { state -> Bool in
-            state.session.consumed(count, on: id)
-            return state.session.wantsWrite
-        }
-        if write { scheduleFlush() }
-    }
-
-    /// Gives a stream's slot back; a stream whose response is not complete is reset, and what it
-    /// had queued is counted as consumed.
-    func finish(_ id: Int32) {
-        let idle = state.withLock { state -> Idle? in
-            if let stream = state.streams.removeValue(forKey: id) {
-                // A response that is not complete, or a request body still going: the peer learns to stop.
-                if !stream.ended || state.session.outgoing[id] != nil { state.session.cancel(id) }
-                if stream.unconsumedBytes > 0 { state.session.consumed(stream.unconsumedBytes, on: id) }
-            }
-            return slotFreed(&state)
-        }
-        scheduleFlush()
-        slotFreed(idle)
-    }
+    var activeStreams: Int { slots.withLock { $0.reserved } }
 
     /// Gives back a reservation no stream was opened for.
     func cancelReservation() {
-        slotFreed(state.withLock { slotFreed(&$0) })
+        onLoop { [self] in slotFreed() }
     }
 
-    /// What a connection whose last stream slot came back does next.
-    private enum Idle {
-        case close
-        case waitForStreams
-    }
-
-    /// Under the lock: one slot fewer; when none is left, the connection is idle from now.
-    private func slotFreed(_ state: inout State) -> Idle? {
-        state.reserved -= 1
-        guard state.reserved == 0 else { return nil }
-        state.idleSince = .now
-        return state.retired ? .close : .waitForStreams
-    }
-
-    /// Outside the lock: closes a retired connection, or watches an idle one for its idle timeout.
-    private func slotFreed(_ idle: Idle?) {
-        switch idle {
-        case .close: close()
-        case .waitForStreams: scheduleIdleClose()
-        case nil: break
+    /// One slot fewer; a retired connection whose last slot came back closes, an idle one waits
+    /// for its idle timeout.
+    func slotFreed() {
+        let idle = slots.withLock { slots -> Bool in
+            slots.reserved -= 1
+            guard slots.reserved == 0 else { return false }
+            slots.idleSince = .now
+            return true
+        }
+        if idle {
+            if machine.retired { close() } else { scheduleIdleClose() }
         }
         onSlotFreed(self)
     }
+
+    // MARK: Input (ConnectionHandler)
+
+    var wantsInput: Bool { machine.failure == nil }
+
+    func received(_ bytes: [UInt8]) {
+        var actions = HTTP2ConnectionStateMachine.Actions()
+        do {
+            machine.dispatch(try session.receive(bytes), into: &actions)
+        } catch {
+            machine.fail(error, into: &actions)
+        }
+        perform(actions)
+        if machine.failure != nil { return close() }
+        scheduleFlush()  // SETTINGS and PING acknowledgements, WINDOW_UPDATEs
+    }
+
+    func inputEnded(cleanly: Bool) {
+        fail(SesameError(.connectionClosed, "\(origin) closed the HTTP/2 connection"))
+    }
+
+    func outputFlushed() {
+        scheduleFlush()  // what waited for the socket to take the last write
+    }
+
+    func connectionClosed(_ error: SesameError) {
+        closed = true
+        fail(error)
+    }
+
+    // MARK: Output
+
+    /// Registers a write for the end of the turn, when the session has something to send.
+    func scheduleFlush() {
+        guard !flushPending, !closed, machine.failure == nil, session.wantsWrite else { return }
+        flushPending = true
+        loop.atTurnEnd { [self] in
+            flushPending = false
+            flush()
+        }
+    }
+
+    /// Writes what the session has to send, unless the socket has not taken the last write yet
+    /// (``outputFlushed()`` comes back then): the session, not the socket, holds what waits.
+    private func flush() {
+        guard !closed, machine.failure == nil, connection.pendingOutputCount == 0 else { return }
+        var output: [UInt8] = []
+        var actions = HTTP2ConnectionStateMachine.Actions()
+        do {
+            machine.dispatch(try session.drainOutput(into: &output), into: &actions)
+        } catch {
+            machine.fail(error, into: &actions)
+        }
+        // Body senders waiting for room get it once their bytes went to the session's output.
+        machine.releaseBodyWaiters(hasRoom: { session.bufferedBody(on: $0) <= Self.bodyBufferLimit }, into: &actions)
+        perform(actions)
+        if !output.isEmpty {
+            do {
+                try connection.send(output)
+            } catch {
+                return fail(error)
+            }
+        }
+        if machine.failure != nil { close() }
+    }
+
+    /// Carries out what the state machine asked for.
+    func perform(_ actions: HTTP2ConnectionStateMachine.Actions) {
+        for (stream, count) in actions.consume { session.consumed(count, on: stream) }
+        for stream in actions.cancel { session.cancel(stream) }
+        let limit = machine.maxConcurrentStreams
+        let idle = slots.withLock { slots -> Bool in
+            slots.limit = limit
+            if actions.retiredNow { slots.retired = true }
+            return slots.reserved == 0
+        }
+        if actions.retiredNow {
+            onRetire(self)
+            if idle { close() }  // nothing is left to finish
+        }
+        for continuation in actions.wake { continuation.resume() }
+        if !actions.cancel.isEmpty || !actions.consume.isEmpty { scheduleFlush() }
+    }
+
+    // MARK: Ending
+
+    /// The connection failed: every open stream fails with `error`, and it closes.
+    func fail(_ error: SesameError) {
+        var actions = HTTP2ConnectionStateMachine.Actions()
+        machine.fail(error, into: &actions)
+        perform(actions)
+        close()
+    }
+
+    /// Closes the connection: what the session still has to send (a GOAWAY) goes first.
+    func close() {
+        guard !closed else { return }
+        closed = true
+        cancelTimers()
+        var output: [UInt8] = []
+        _ = try? session.drainOutput(into: &output)
+        if !output.isEmpty { try? connection.send(output) }
+        connection.closeNow()
+    }
+
+    private func cancelTimers() {
+        if let sweepTimer { loop.cancelTimer(sweepTimer) }
+        if let idleTimer { loop.cancelTimer(idleTimer) }
+        sweepTimer = nil
+        idleTimer = nil
+    }
+
+    /// Sends a PING and waits for its acknowledgement: the connection is alive.
+    func ping(timeout: Duration) async throws {
+        let sent = ValueBox<Int>()
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            onLoop(resuming: continuation) { [self] in
+                if let failure = machine.failure { return continuation.resume(throwing: failure) }
+                session.ping()
+                let number = machine.pingSent(continuation)
+                sent.value = number
+                _ = loop.scheduleTimer(after: timeout) { [weak self] in
+                    guard let self, !machine.pingAnswered(number) else { return }
+                    fail(SesameError(.timeout, "\(origin) did not answer an HTTP/2 PING within \(timeout)"))
+                }
+                scheduleFlush()
+            }
+        }
+        let number = sent.value ?? 0
+        try await loop.onLoop { [self] in
+            guard machine.pingAnswered(number) else {
+                throw machine.failure ?? SesameError(.connectionClosed, "\(origin): the HTTP/2 connection closed")
+            }
+        }
+    }
+
+    /// Closes the connection once no stream is left: GOAWAY, then the socket. Idle connections
+    /// the pool closes come here; streams still open keep the connection until they finish.
+    func retire() {
+        onLoop { [self] in
+            var actions = HTTP2ConnectionStateMachine.Actions()
+            if !machine.retired {
+                session.goAway()
+                machine.retire(into: &actions)
+            }
+            perform(actions)
+            if slots.withLock({ $0.reserved == 0 }) { close() } else { scheduleFlush() }
+        }
+    }
+
+    /// After `idleTimeout` without a new stream, the connection is retired. One idle timer at a
+    /// time (a timer per finished stream would keep one alive for every request of the last idle
+    /// timeout): when it fires early, because the connection was busy in between, it is set
+    /// again for what is left. The timer holds the connection weakly: a connection its server
+    /// retired is freed as soon as its pool and streams let it go.
+    private func scheduleIdleClose() {
+        guard idleTimer == nil, !closed else { return }
+        idleTimer = loop.scheduleTimer(after: idleTimeout) { [weak self] in self?.idleTimerFired() }
+    }
+
+    private func idleTimerFired() {
+        idleTimer = nil
+        guard let since = slots.withLock({ $0.reserved == 0 ? $0.idleSince : nil }) else { return }
+        let left = idleTimeout - since.duration(to: .now)
+        if left <= .zero {
+            retire()
+        } else {
+            idleTimer = loop.scheduleTimer(after: left) { [weak self] in self?.idleTimerFired() }
+        }
+    }
+
+    // MARK: Reaching the loop
+
+    /// Runs `work` on the loop: at once when called there, else after a hop (dropped when the
+    /// loop has shut down, which closed the connection).
+    func onLoop(_ work: @escaping () -> Void) {
+        if loop.inEventLoop { return work() }
+        let bound = LoopBound1<Void>(work)
+        _ = loop.execute { bound.body(()) }
+    }
+
+    /// Runs `work` on the loop, which resumes `continuation`; when the loop has shut down, the
+    /// continuation resumes with that.
+    func onLoop<Value>(resuming continuation: CheckedContinuation<Value, any Error>, _ work: @escaping () -> Void) {
+        if loop.inEventLoop { return work() }
+        let bound = LoopBound1<Void>(work)
+        if !loop.execute({ bound.body(()) }) {
+            continuation.resume(throwing: SesameError(.eventLoopShutDown, "the event loop has shut down"))
+        }
+    }
+}
+
+/// A value set on the loop before a continuation resumes, read by the resumed task after it
+/// (the resumption orders the two).
+final class ValueBox<Value>: @unchecked Sendable {
+    // @unchecked: see the type's comment.
+    var value: Value?
 }

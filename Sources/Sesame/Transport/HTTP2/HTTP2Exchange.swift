@@ -35,7 +35,7 @@ enum HTTP2Exchange {
         let headers = HTTP1Exchange.headers(for: request, origin: origin, settings: settings)
         let id: Int32
         do {
-            id = try connection.openStream(
+            id = try await connection.openStream(
                 method: request.method,
                 scheme: origin.scheme,
                 authority: headers.first("Host") ?? origin.hostHeader,
@@ -68,12 +68,9 @@ enum HTTP2Exchange {
             deadline: deadline
         )
         do {
-            // Expect: 100-continue: the HEADERS go out alone, from this task (the wait for the
-            // answer must not start before they left: a writer task may wait for a thread while
-            // other tasks run), and the body waits for the answer.
+            // Expect: 100-continue: the HEADERS go out at the end of the loop's turn, and the
+            // body waits for the answer.
             let expectsContinue = HTTP1Exchange.expectsContinue(request, headers: headers)
-            if request.body == nil { connection.requestOpened() }
-            if expectsContinue { await connection.flush() }
             let sendsBody =
                 expectsContinue ? try await reader.awaitContinue(within: settings.expectContinueTimeout) : true
             if sendsBody, let body = request.body {

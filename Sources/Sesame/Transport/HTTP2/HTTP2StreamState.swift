@@ -1,9 +1,8 @@
 /// What one stream of an ``HTTP2Connection`` received and its reader has not taken yet, and who
-/// waits for it. A value kept under the connection's lock; the connection resumes the waiters
-/// after it lets go of the lock.
+/// waits for it. A value in the connection's state machine, on its loop.
 struct HTTP2StreamState {
     /// What a reader takes from a stream, in the order it came.
-    enum Item {
+    enum Item: Sendable {
         /// A response head: informational (1xx) or final.
         case head(status: Int, fields: HTTPHeaders)
         case data([UInt8])
