@@ -8,14 +8,14 @@ import Testing
 /// requests it concerns, requests the server did not process are sent again, and the errors say
 /// what happened.
 @Suite(.serialized) struct HostileHTTP2Tests {
-    func session(_ adjust: (inout SessionConfiguration) -> Void = { _ in }) -> Session {
+    func session(on loop: EventLoop = .shared, _ adjust: (inout SessionConfiguration) -> Void = { _ in }) -> Session {
         var configuration = SessionConfiguration.default
         configuration.httpVersion = .http2PriorKnowledge
         configuration.proxy = .none
         configuration.cookieStore = nil
         configuration.credentialStorage = nil
         adjust(&configuration)
-        return Session(configuration: configuration)
+        return Session(configuration: configuration, eventLoop: loop)
     }
 
     func body(_ session: Session, _ url: URL, method: String = "GET", body: Data? = nil) async throws -> String {
@@ -156,16 +156,23 @@ import Testing
     @Test func anIdleConnectionThatNoLongerAnswersIsFoundOutByAPingAndReplaced() async throws {
         let server = try HostileHTTP2Server { $0 == 0 ? .answerFirstThenSilent : .answer("a new connection") }
         defer { server.stop() }
-        let session = session {
+        let clock = LoopClock.manual()
+        let loop = try EventLoop(name: "ping-clock", clock: clock)
+        defer { loop.shutdown() }
+        let session = session(on: loop) {
             $0.http2IdlePingThreshold = .milliseconds(100)
             $0.connectTimeout = .seconds(1)
         }
         let url = URL(string: "http://127.0.0.1:\(server.port)/")!
         #expect(try await body(session, url) == "the only answer")
-        try await Task.sleep(for: .milliseconds(300))
-        let started = ContinuousClock.now
-        #expect(try await body(session, url) == "a new connection")
-        #expect(ContinuousClock.now - started < .seconds(10))
+        clock.advance(by: .milliseconds(300))
+        let second = Task { try await body(session, url) }
+        // The PING that goes first waits for its answer up to the connect timeout of the loop's
+        // clock: the clock moves past it until the request went to a new connection.
+        for _ in 0..<100 where !(await eventually(within: .milliseconds(50)) { server.connectionCount == 2 }) {
+            clock.advance(by: .seconds(1))
+        }
+        #expect(try await second.value == "a new connection")
         #expect(server.connectionCount == 2)
     }
 
@@ -208,8 +215,7 @@ import Testing
         let url = URL(string: "http://127.0.0.1:\(server.port)/")!
         #expect(try await body(session, url) == "first")
         // Nobody reads the idle connection; what arrives unasked is read all the same.
-        for _ in 0..<500 where session.http2Pool.connectionCount > 0 { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(session.http2Pool.connectionCount == 0)
+        #expect(await eventually { session.http2Pool.connectionCount == 0 })
         #expect(try await body(session, url) == "second connection")
         #expect(server.connectionCount == 2)
     }
@@ -217,11 +223,14 @@ import Testing
     @Test func aLivelyConnectionAnswersThePingAndIsKept() async throws {
         let server = try HostileHTTP2Server { _ in .answer("kept") }
         defer { server.stop() }
-        let session = session { $0.http2IdlePingThreshold = .milliseconds(50) }
+        let clock = LoopClock.manual()
+        let loop = try EventLoop(name: "ping-clock", clock: clock)
+        defer { loop.shutdown() }
+        let session = session(on: loop) { $0.http2IdlePingThreshold = .milliseconds(50) }
         let url = URL(string: "http://127.0.0.1:\(server.port)/")!
         for _ in 0..<3 {
             #expect(try await body(session, url) == "kept")
-            try await Task.sleep(for: .milliseconds(120))
+            clock.advance(by: .milliseconds(120))  // idle past the threshold: the next request pings first
         }
         #expect(server.connectionCount == 1)
     }
@@ -229,12 +238,16 @@ import Testing
     @Test func anIdleConnectionClosesAfterTheIdleTimeoutEvenAfterManyRequests() async throws {
         let server = try HostileHTTP2Server { _ in .answer("ok") }
         defer { server.stop() }
-        let session = session { $0.idleTimeout = .milliseconds(300) }
+        let clock = LoopClock.manual()
+        let loop = try EventLoop(name: "idle-clock", clock: clock)
+        defer { loop.shutdown() }
+        let session = session(on: loop) { $0.idleTimeout = .milliseconds(300) }
         let url = URL(string: "http://127.0.0.1:\(server.port)/")!
         for _ in 0..<20 { #expect(try await body(session, url) == "ok") }
+        clock.advance(by: .milliseconds(299))
         #expect(session.http2Pool.connectionCount == 1)
-        try await Task.sleep(for: .milliseconds(900))
-        #expect(session.http2Pool.connectionCount == 0, "retired after 300 ms idle")
+        clock.advance(by: .milliseconds(1))
+        #expect(await eventually { session.http2Pool.connectionCount == 0 }, "retired after 300 ms idle")
         #expect(try await body(session, url) == "ok")
         #expect(server.connectionCount == 2)
     }

@@ -87,11 +87,12 @@ final class HTTP2Connection: ConnectionHandler, @unchecked Sendable {
     /// Takes a stream slot when the connection has one free; false when it is full or retired.
     func reserve() -> Bool {
         let isOpen = !connection.isKnownClosed
+        let now = loop.now
         return slots.withLock { slots in
             guard isOpen, !slots.retired, slots.reserved < slots.limit else { return false }
             slots.reserved += 1
             if let since = slots.idleSince {
-                slots.idleSpan = since.duration(to: .now)
+                slots.idleSpan = since.duration(to: now)
                 slots.idleSince = nil
             }
             return true
@@ -121,10 +122,11 @@ final class HTTP2Connection: ConnectionHandler, @unchecked Sendable {
     /// One slot fewer; a retired connection whose last slot came back closes, an idle one waits
     /// for its idle timeout.
     func slotFreed() {
+        let now = loop.now
         let idle = slots.withLock { slots -> Bool in
             slots.reserved -= 1
             guard slots.reserved == 0 else { return false }
-            slots.idleSince = .now
+            slots.idleSince = now
             return true
         }
         if idle {
@@ -295,7 +297,7 @@ final class HTTP2Connection: ConnectionHandler, @unchecked Sendable {
     private func idleTimerFired() {
         idleTimer = nil
         guard let since = slots.withLock({ $0.reserved == 0 ? $0.idleSince : nil }) else { return }
-        let left = idleTimeout - since.duration(to: .now)
+        let left = idleTimeout - since.duration(to: loop.now)
         if left <= .zero {
             retire()
         } else {

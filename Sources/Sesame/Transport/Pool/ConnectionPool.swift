@@ -62,7 +62,7 @@ final class ConnectionPool: Sendable {
         // A kept-alive connection known to be closed (its server closed it while it was idle) is
         // not handed out: a request that cannot be sent again (a POST) would fail on it.
         let (action, expired) = machine.withLock {
-            $0.acquire(origin, waiter: id, now: .now, preferring: preferring, isOpen: { !$0.isKnownClosed })
+            $0.acquire(origin, waiter: id, now: loop.now, preferring: preferring, isOpen: { !$0.isKnownClosed })
         }
         close(expired)
         switch action {
@@ -114,7 +114,7 @@ final class ConnectionPool: Sendable {
     func release(_ lease: Lease, reusable: Bool) {
         if !reusable { close([lease.connection]) }
         let handOff = machine.withLock {
-            $0.release(lease.origin, lease.connection, reusable: reusable, now: .now)
+            $0.release(lease.origin, lease.connection, reusable: reusable, now: loop.now)
         }
         if let handOff {
             dispatch(handOff)
@@ -186,7 +186,7 @@ final class ConnectionPool: Sendable {
     private func evict() {
         waiters.withLock { $0.evictionScheduled = false }
         let (expired, more) = machine.withLock { machine in
-            (machine.evictExpired(now: .now), machine.hasIdleConnections)
+            (machine.evictExpired(now: loop.now), machine.hasIdleConnections)
         }
         close(expired)
         if more { scheduleEviction() }
