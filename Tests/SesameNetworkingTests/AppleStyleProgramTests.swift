@@ -304,9 +304,8 @@ import Testing
             }.resume()
         }
         #expect(text == "downloaded")
-        // Removed once the handler returned (give the queue a moment to finish the operation).
-        try await Task.sleep(nanoseconds: 100_000_000)
-        #expect(location.map { FileManager.default.fileExists(atPath: $0.path) } == false)
+        // Removed once the handler returned (the queue finishes the operation just after).
+        #expect(await eventually { location.map { !FileManager.default.fileExists(atPath: $0.path) } ?? false })
     }
 
     @Test func cancellingARunningTaskIsCancelled() async throws {

@@ -185,10 +185,7 @@ func url(_ server: LocalServer, _ path: String) -> URL { URL(string: server.base
         _ = try await session.data(from: url(origin, "/first"))
         // The close reaches the idle connection; a POST (which could not be sent again after a
         // failure) then goes on a new connection instead.
-        let deadline = ContinuousClock.now + .seconds(5)
-        while session.pool.idleConnectionsKnownClosed == 0, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        _ = await eventually(within: .seconds(5)) { session.pool.idleConnectionsKnownClosed > 0 }
         let post = HTTPRequest(url: url(origin, "/post"), method: "POST", body: .data(Data("x".utf8)))
         let (data, _) = try await session.data(for: post)
         #expect(String(decoding: data, as: UTF8.self) == "ok")

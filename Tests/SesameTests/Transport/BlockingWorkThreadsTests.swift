@@ -104,7 +104,7 @@ import Testing
                     continuation.resume()
                 }
             }
-            for _ in 0..<2000 where pool.threadCounts.waiting < 1 { try await Task.sleep(for: .milliseconds(5)) }
+            _ = await eventually { pool.threadCounts.waiting >= 1 }
         }
         #expect(!threads.all.contains(UInt(pthread_self())))
         #expect(Set(threads.all).count == 1)
