@@ -3,7 +3,7 @@
 /// callback), where a fixed sleep would be too long on a quiet machine or too short on a busy one.
 ///
 /// ```swift
-/// #expect(await eventually { session.http2Pool.connectionCount == 0 })
+/// #expect(await eventually { server.connectionCount == 2 })
 /// ```
 /// - Returns: whether the condition held in time.
 public func eventually(
