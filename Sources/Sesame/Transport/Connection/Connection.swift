@@ -311,10 +311,22 @@ public final class Connection: @unchecked Sendable {
         updateInterest()
     }
 
+    /// How many deliveries (of up to 64 KiB each) one turn of the loop makes to a connection's
+    /// protocol: a peer that sends faster than it is read does not keep the loop from the others.
+    static let deliveriesPerTurn = 16
+
     /// Delivers what arrives to the protocol while it takes more: decrypted from what the TLS
-    /// engine holds, then from the socket until the kernel holds no more.
+    /// engine holds, then from the socket until the kernel holds no more, or the turn's share is
+    /// used up (the rest is read in a later turn).
     private func readInput() {
+        var deliveries = 0
         while machine.phase == .established, !machine.inputEnded, let handler, handler.wantsInput {
+            guard deliveries < Self.deliveriesPerTurn else {
+                // What the TLS engine holds shows in no epoll event: the loop comes back for it.
+                _ = loop.execute { [weak self] in self?.resumeInput() }
+                return
+            }
+            deliveries += 1
             guard let tls else {
                 guard readPlain(into: handler) else { return }
                 continue
