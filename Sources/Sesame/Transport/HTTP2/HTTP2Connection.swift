@@ -160,8 +160,7 @@ final class HTTP2Connection: ConnectionHandler, @unchecked Sendable {
     }
 
     func connectionClosed(_ error: SesameError) {
-        closed = true
-        fail(error)
+        fail(error)  // its close() finds the socket closed, and cancels the timers
     }
 
     // MARK: Output
@@ -204,13 +203,15 @@ final class HTTP2Connection: ConnectionHandler, @unchecked Sendable {
     func perform(_ actions: HTTP2ConnectionStateMachine.Actions) {
         for (stream, count) in actions.consume { session.consumed(count, on: stream) }
         for stream in actions.cancel { session.cancel(stream) }
-        let limit = machine.maxConcurrentStreams
-        let idle = slots.withLock { slots -> Bool in
-            slots.limit = limit
-            if actions.retiredNow { slots.retired = true }
-            return slots.reserved == 0
+        if actions.limitChanged {
+            let limit = machine.maxConcurrentStreams
+            slots.withLock { $0.limit = limit }
         }
         if actions.retiredNow {
+            let idle = slots.withLock { slots -> Bool in
+                slots.retired = true
+                return slots.reserved == 0
+            }
             onRetire(self)
             if idle { close() }  // nothing is left to finish
         }

@@ -15,6 +15,8 @@ struct HTTP2ConnectionStateMachine {
         var cancel: [Int32] = []
         /// The connection takes no new stream from now on: its pool forgets it.
         var retiredNow = false
+        /// The peer's SETTINGS changed how many streams it takes at once.
+        var limitChanged = false
     }
 
     let origin: Origin
@@ -196,6 +198,7 @@ struct HTTP2ConnectionStateMachine {
             switch event {
             case .settings(let maxConcurrentStreams):
                 self.maxConcurrentStreams = max(1, min(maxConcurrentStreams, Self.streamLimit))
+                actions.limitChanged = true
             case .head(let id, let status, let fields):
                 update(id, &actions) { $0.append(.head(status: status, fields: fields)) }
             case .data(let id, let bytes):
