@@ -14,6 +14,10 @@ public func eventually(
     while true {
         if try await condition() { return true }
         guard ContinuousClock.now < deadline else { return false }
-        try? await Task.sleep(for: .milliseconds(5))
+        do {
+            try await Task.sleep(for: .milliseconds(5))
+        } catch {
+            return false  // cancelled: no more looking
+        }
     }
 }
