@@ -8,19 +8,17 @@ import Testing
 /// Serialized: two of these tests hold one of the process's four lookup threads on a gate each,
 /// and a third needs another one free meanwhile.
 @Suite(.serialized) struct NameCacheTests {
-    /// A lookup that counts its calls and answers with localhost's addresses, after `delay`;
-    /// calls listed in `failing` (1-based) fail instead.
+    /// A lookup that counts its calls and answers with localhost's addresses; calls listed in
+    /// `failing` (1-based) fail instead.
     final class CountingLookup: Sendable {
         let calls = Atomic<Int>(0)
         /// The calls' numbers as they start, to wait for.
         let started = Recorder<Int>()
-        let delay: Duration
         let failing: Set<Int>
         /// When set, each call waits for it to be signalled before it answers.
         let gate: DispatchSemaphore?
 
-        init(delay: Duration = .zero, failing: Set<Int> = [], gate: DispatchSemaphore? = nil) {
-            self.delay = delay
+        init(failing: Set<Int> = [], gate: DispatchSemaphore? = nil) {
             self.failing = failing
             self.gate = gate
         }
@@ -29,10 +27,6 @@ import Testing
             { [self] _, port in
                 let call = calls.add(1, ordering: .relaxed).newValue
                 started.append(call)
-                if delay > .zero {
-                    let (seconds, attoseconds) = delay.components
-                    Thread.sleep(forTimeInterval: Double(seconds) + Double(attoseconds) / 1e18)
-                }
                 gate?.wait()
                 if failing.contains(call) { throw SesameError(.nameResolutionFailed, "call \(call) fails") }
                 return try Resolver.lookup("localhost", port)
@@ -62,13 +56,20 @@ import Testing
 
     @Test func concurrentLookupsOfOneNameShareOneAndItsAnswerIsKept() async throws {
         let cache = NameCache(capacity: 8)
-        let lookup = CountingLookup(delay: .milliseconds(50))
+        let gate = DispatchSemaphore(value: 0)
+        let lookup = CountingLookup(gate: gate)
         let answers = try await withThrowingTaskGroup(of: [String].self) { group in
             for _ in 0..<16 {
                 group.addTask {
                     try await resolve(lifetime: .seconds(30), cache: cache, lookup: lookup).map(\.description)
                 }
             }
+            // The lookup answers only once all sixteen callers wait for it.
+            let joined = await eventually(within: .seconds(60)) {
+                cache.waiting(host: "service.test", port: 443) == 16
+            }
+            gate.signal()
+            try #require(joined)
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(lookup.count == 1)
@@ -77,16 +78,20 @@ import Testing
         #expect(answers.first?.isEmpty == false)
         _ = try await resolve(lifetime: .seconds(30), cache: cache, lookup: lookup)
         #expect(lookup.count == 1)
-        // The same name on another port is another entry.
+        // The same name on another port is another entry (and its lookup another call).
+        gate.signal()
         _ = try await resolve(port: 8443, lifetime: .seconds(30), cache: cache, lookup: lookup)
         #expect(lookup.count == 2)
     }
 
     @Test func anAnswerOlderThanTheCallerAcceptsIsLookedUpAgain() async throws {
-        let cache = NameCache(capacity: 8)
+        let clock = LoopClock.manual()
+        let cache = NameCache(capacity: 8, clock: clock)
         let lookup = CountingLookup()
         _ = try await resolve(lifetime: .milliseconds(50), cache: cache, lookup: lookup)
-        try await Task.sleep(for: .milliseconds(120))
+        _ = try await resolve(lifetime: .milliseconds(50), cache: cache, lookup: lookup)
+        #expect(lookup.count == 1)
+        clock.advance(by: .milliseconds(51))
         _ = try await resolve(lifetime: .milliseconds(50), cache: cache, lookup: lookup)
         #expect(lookup.count == 2)
         // A caller that accepts older answers takes the one just kept.
@@ -129,12 +134,13 @@ import Testing
     /// A lookup that hangs is joined only while it is younger than the age the caller accepts;
     /// after that a new one starts, and the hung one, when it ends, still answers its own callers.
     @Test func aLookupOlderThanTheLifetimeIsNotJoined() async throws {
-        let cache = NameCache(capacity: 8)
+        let clock = LoopClock.manual()
+        let cache = NameCache(capacity: 8, clock: clock)
         let gate = DispatchSemaphore(value: 0)
         let hung = CountingLookup(gate: gate)
         let first = Task { try await resolve(lifetime: .milliseconds(50), cache: cache, lookup: hung) }
         try #require(await hung.started.reached(1, within: .seconds(60)))
-        try await Task.sleep(for: .milliseconds(100))  // the hung lookup is now older than 50 ms
+        clock.advance(by: .milliseconds(51))  // the hung lookup is now older than 50 ms
         let quick = CountingLookup()
         _ = try await resolve(lifetime: .milliseconds(50), cache: cache, lookup: quick)
         #expect(quick.count == 1)

@@ -62,13 +62,18 @@ final class NameCache: Sendable {
 
     private let state = LockedValue(State())
     private let capacity: Int
+    /// The time answers and lookups age by (``LoopClock/system`` unless a test moves its own).
+    private let clock: LoopClock
 
-    init(capacity: Int) { self.capacity = max(1, capacity) }
+    init(capacity: Int, clock: LoopClock = .system) {
+        self.capacity = max(1, capacity)
+        self.clock = clock
+    }
 
     /// The answer for `host`:`port` when one is at most `maxAge` old.
     func answer(host: String, port: Int, maxAge: Duration) -> [SocketAddress]? {
         let key = Key(host: host.lowercased(), port: port)
-        let now = ContinuousClock.now
+        let now = clock.now
         return state.withLock { Self.freshAnswer(in: $0, key, now: now, maxAge: maxAge) }
     }
 
@@ -86,7 +91,7 @@ final class NameCache: Sendable {
     /// `completion` with the lookup in flight, or with a new one that the caller makes.
     func join(host: String, port: Int, maxAge: Duration, completion: @escaping Completion) -> Join {
         let key = Key(host: host.lowercased(), port: port)
-        let now = ContinuousClock.now
+        let now = clock.now
         return state.withLock { state in
             if let addresses = Self.freshAnswer(in: state, key, now: now, maxAge: maxAge) {
                 return .answered(addresses)
@@ -105,7 +110,7 @@ final class NameCache: Sendable {
 
     /// Ends lookup `id`: keeps a successful answer and hands `result` to everyone who waits for it.
     func finish(_ id: LookupID, with result: Result<[SocketAddress], any Error>) {
-        let now = ContinuousClock.now
+        let now = clock.now
         let completions = state.withLock { state -> [Completion] in
             let lookup: Lookup?
             if state.lookups[id.key]?.serial == id.serial {
@@ -134,4 +139,10 @@ final class NameCache: Sendable {
 
     /// How many answers are kept (for tests).
     var count: Int { state.withLock { $0.answers.count } }
+
+    /// How many callers wait for the newest lookup of `host`:`port` (for tests).
+    func waiting(host: String, port: Int) -> Int {
+        let key = Key(host: host.lowercased(), port: port)
+        return state.withLock { $0.lookups[key]?.completions.count ?? 0 }
+    }
 }
