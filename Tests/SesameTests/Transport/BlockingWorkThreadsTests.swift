@@ -72,8 +72,10 @@ import Testing
             }
         }
         try #require(await entered.reached(2, within: .seconds(60)))
-        // Whatever the pool's threads do next, a third may not start while two are blocked.
-        try await Task.sleep(for: .milliseconds(50))
+        // Two threads, both blocked: the other four jobs wait in the queue, and no third thread
+        // was started for them.
+        let counts = pool.threadCounts
+        #expect(counts.started == 2 && counts.waiting == 0 && counts.queued == 4)
         #expect(inside.counts.now == 2)
         #expect(Set(started.all) == [0, 1])
         // Each release frees one thread, which must take the oldest work still queued: the order
@@ -82,8 +84,10 @@ import Testing
         for (released, next) in zip(0..<4, 2..<6) {
             gates[released].release()
             try #require(await started.reached(next + 1, within: .seconds(60)))
-            try await Task.sleep(for: .milliseconds(20))  // time for a wrong second start to show
+            try #require(await entered.reached(next + 1, within: .seconds(60)))
+            // The freed thread took exactly one job, the oldest; the other thread is still blocked.
             #expect(Array(started.all.dropFirst(2)) == Array(2...next))
+            #expect(pool.threadCounts.queued == 5 - next)
         }
         for gate in gates { gate.release() }
         try #require(await finished.reached(6, within: .seconds(60)))

@@ -80,11 +80,12 @@ final class BlockingWorkThreads: @unchecked Sendable {
         }
     }
 
-    /// How many threads were started, and how many of them wait for work now.
-    var threadCounts: (started: Int, waiting: Int) {
+    /// How many threads were started, how many of them wait for work now, and how much work
+    /// waits for a thread.
+    var threadCounts: (started: Int, waiting: Int, queued: Int) {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        return (started, waiting)
+        return (started, waiting, work.count)
     }
 
     /// Starts one thread running ``serve()`` (it holds the pool); false when the system refused.
