@@ -42,7 +42,7 @@ extension Session {
     /// deadline when that is sooner (never less than a millisecond, so the limit is the one that ends it).
     func connectLimit(by deadline: ContinuousClock.Instant?) -> Duration {
         guard let deadline else { return configuration.connectTimeout }
-        return max(.milliseconds(1), min(configuration.connectTimeout, ContinuousClock.now.duration(to: deadline)))
+        return max(.milliseconds(1), min(configuration.connectTimeout, loop.now.duration(to: deadline)))
     }
 
     /// `CONNECT` through `proxy`, answering its 407s through the same resolver, delegates and
@@ -87,7 +87,7 @@ extension Session {
                     proxy: proxy,
                     proxyAuthorization: try hop.authorization(for: request, uri: authority)?.0,
                     userAgent: configuration.defaultHeaders.first("User-Agent"),
-                    timeout: deadline.map { min(configuration.requestTimeout, ContinuousClock.now.duration(to: $0)) }
+                    timeout: deadline.map { min(configuration.requestTimeout, loop.now.duration(to: $0)) }
                         ?? configuration.requestTimeout,
                     observer: configuration.eventObserver
                 )

@@ -11,7 +11,7 @@ extension Session {
         sink: @escaping ([UInt8]) async throws -> Void
     ) async throws -> HTTPResponse {
         defer { task.complete() }
-        let deadline = ContinuousClock.now + configuration.resourceTimeout
+        let deadline = loop.now + configuration.resourceTimeout
         do {
             // The driver runs on the loop that owns the connections: a request and its answer
             // meet the connection there without a thread hop or a lock, and no thread of Swift's
@@ -22,7 +22,7 @@ extension Session {
                 try await drive(task, deadline, notifyingDelegates, expecting, sink)
             }
         } catch let error as SesameError
-            where (error.code == .connectTimeout || error.code == .timeout) && ContinuousClock.now >= deadline
+            where (error.code == .connectTimeout || error.code == .timeout) && loop.now >= deadline
         {
             // The task's own deadline ended it, wherever it was (connecting, waiting, reading).
             throw SesameError(.timeout, "the task did not finish within the resource timeout (\(error.detail))")

@@ -54,9 +54,10 @@ final class ResponseBodyReader: ResponseReader {
     /// A server need not answer the expectation at all (RFC 9110 section 10.1.1: an HTTP/1.0
     /// server or one that ignores it waits for the body), so silence is no error.
     func awaitContinue(within wait: Duration) async throws -> Bool {
-        let started = ContinuousClock.now
-        while ContinuousClock.now - started < wait {
-            let remaining = wait - (ContinuousClock.now - started)
+        let loop = lease.connection.loop
+        let until = loop.now + wait
+        while loop.now < until {
+            let remaining = loop.now.duration(to: until)
             guard let bytes = try await lease.connection.read(maxLength: 65_536, waitingAtMost: remaining) else {
                 return true
             }
@@ -94,7 +95,7 @@ final class ResponseBodyReader: ResponseReader {
 
     /// The next bytes, within the idle timeout and the task's overall deadline.
     private func readMore(sendingFirst request: [UInt8]? = nil) async throws -> [UInt8] {
-        let remaining = ContinuousClock.now.duration(to: deadline)
+        let remaining = lease.connection.loop.now.duration(to: deadline)
         guard remaining > .zero else {
             throw SesameError(.timeout, "the task did not finish within the resource timeout")
         }

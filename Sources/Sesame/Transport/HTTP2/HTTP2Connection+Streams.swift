@@ -71,7 +71,7 @@ extension HTTP2Connection {
     /// ``bodyBufferLimit`` of them wait for the peer's window. Returns false when the stream no
     /// longer takes a body (its response is complete, or it failed: the reader learns which).
     func sendBody(_ bytes: [UInt8], on id: Int32, end: Bool, timeout: Duration) async throws -> Bool {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = loop.now + timeout
         try await waiting(on: id) { [self] continuation in
             guard !machine.isFinished(id) else { return false }
             session.sendBody(bytes, on: id, end: end)
@@ -90,7 +90,7 @@ extension HTTP2Connection {
     /// - Throws: the stream's failure; ``SesameError/Code/timeout`` when nothing came in time, or
     ///   ``SesameError/Code/cancelled`` when the task was cancelled (the stream is then reset).
     func next(on id: Int32, timeout: Duration) async throws -> HTTP2StreamState.Item {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = loop.now + timeout
         let message = Self.silence(origin, stream: id, for: timeout)
         while true {
             if let item = try await loop.onLoop({ [self] in try machine.take(from: id) }) { return item }
@@ -103,7 +103,7 @@ extension HTTP2Connection {
     func peek(on id: Int32, until deadline: ContinuousClock.Instant) async throws -> HTTP2StreamState.Item? {
         while true {
             if let item = try await loop.onLoop({ [self] in try machine.peek(at: id) }) { return item }
-            guard ContinuousClock.now < deadline else { return nil }
+            guard loop.now < deadline else { return nil }
             try await waitForItem(on: id, until: deadline, message: nil)
         }
     }
@@ -156,7 +156,7 @@ extension HTTP2Connection {
     private func sweep() {
         sweepTimer = nil
         var actions = HTTP2ConnectionStateMachine.Actions()
-        let waiting = machine.expire(now: .now, into: &actions)
+        let waiting = machine.expire(now: loop.now, into: &actions)
         perform(actions)
         if waiting { startSweep() }
     }

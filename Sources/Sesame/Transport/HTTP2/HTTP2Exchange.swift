@@ -76,7 +76,7 @@ enum HTTP2Exchange {
             if sendsBody, let body = request.body {
                 let body = BodyPieces(body)
                 while let (piece, last) = try await body.next() {
-                    let limit = min(timeout, max(.milliseconds(1), ContinuousClock.now.duration(to: deadline)))
+                    let limit = min(timeout, max(.milliseconds(1), connection.loop.now.duration(to: deadline)))
                     guard try await connection.sendBody(piece, on: id, end: last, timeout: limit) else { break }
                     if !piece.isEmpty { await progress?(piece.count) }
                     if last { break }

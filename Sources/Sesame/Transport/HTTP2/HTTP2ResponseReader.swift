@@ -45,7 +45,7 @@ final class HTTP2ResponseReader: ResponseReader {
     /// 100 arrived, or nothing did within `wait`); false when the final response (or the
     /// stream's end) came first: the body is not sent, and ``readHead()`` reads that response.
     func awaitContinue(within wait: Duration) async throws -> Bool {
-        let until = min(ContinuousClock.now + wait, deadline)
+        let until = min(connection.loop.now + wait, deadline)
         while let item = try await connection.peek(on: stream, until: until) {
             guard case .head(let status, let fields) = item, status < 200 else { return false }
             _ = try await nextItem()
@@ -127,7 +127,7 @@ final class HTTP2ResponseReader: ResponseReader {
 
     /// The stream's next item, within the idle timeout and the task's overall deadline.
     private func nextItem() async throws -> HTTP2StreamState.Item {
-        let remaining = ContinuousClock.now.duration(to: deadline)
+        let remaining = connection.loop.now.duration(to: deadline)
         guard remaining > .zero else {
             throw SesameError(.timeout, "the task did not finish within the resource timeout")
         }

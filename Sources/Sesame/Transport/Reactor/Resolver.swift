@@ -36,7 +36,7 @@ enum Resolver {
             let resume: @Sendable (Result<[SocketAddress], any Error>) -> Void = { result in
                 if !answered.exchange(true, ordering: .acquiringAndReleasing) { continuation.resume(with: result) }
             }
-            let timer = LoopTimer(on: loop, at: .now + timeout) {
+            let timer = LoopTimer(on: loop, at: loop.now + timeout) {
                 resume(.failure(SesameError(.connectTimeout, "'\(host)' was not resolved within \(timeout)")))
             }
             let completion: NameCache.Completion = { result in
