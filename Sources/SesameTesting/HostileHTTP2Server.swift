@@ -57,6 +57,7 @@ public final class HostileHTTP2Server: @unchecked Sendable {
     private var accepted = 0
     private var http1Answers = 0
     private var bodyBytes = 0
+    private var requestHeads = 0
     private var stopped = false
 
     /// - Parameter behavior: what the server does on its n-th connection (from 0).
@@ -76,6 +77,8 @@ public final class HostileHTTP2Server: @unchecked Sendable {
     public var http1AnswerCount: Int { lock.withLock { http1Answers } }
     /// How many bytes of request bodies (DATA payloads) arrived, over every connection.
     public var bodyBytesReceived: Int { lock.withLock { bodyBytes } }
+    /// How many HTTP/2 requests' HEADERS arrived, over every connection, answered or not.
+    public var requestHeadsReceived: Int { lock.withLock { requestHeads } }
 
     /// Stops accepting and ends every connection. Only shut down here: each descriptor is closed
     /// by the thread that uses it, once it is done with it. Closed here, its number could go at
@@ -128,7 +131,13 @@ public final class HostileHTTP2Server: @unchecked Sendable {
             return
         }
         peer.pending = Array(start.dropFirst(HTTP2Frames.preface.count))
-        var script = HTTP2Script(peer: peer, behavior: behavior) { [self] count in lock.withLock { bodyBytes += count }
+        var script = HTTP2Script(peer: peer, behavior: behavior) { [self] observation in
+            lock.withLock {
+                switch observation {
+                case .bodyBytes(let count): bodyBytes += count
+                case .requestHead: requestHeads += 1
+                }
+            }
         }
         script.run()
     }
@@ -206,12 +215,18 @@ struct HTTP2Script {
     private var resetOne = false
     private var silent = false
     private var received: [Int32: Int] = [:]
-    private let bodyArrived: (Int) -> Void
+    private let observe: (Observation) -> Void
 
-    init(peer: Peer, behavior: HostileHTTP2Server.Behavior, bodyArrived: @escaping (Int) -> Void) {
+    /// What the script tells its server about the client's frames.
+    enum Observation {
+        case bodyBytes(Int)
+        case requestHead
+    }
+
+    init(peer: Peer, behavior: HostileHTTP2Server.Behavior, observe: @escaping (Observation) -> Void) {
         self.peer = peer
         self.behavior = behavior
-        self.bodyArrived = bodyArrived
+        self.observe = observe
         incoming = peer.pending
         self.peer.pending = []
     }
@@ -238,6 +253,7 @@ struct HTTP2Script {
 
     /// Answers one frame of the client's; false when the connection is done with.
     private mutating func handle(_ frame: HTTP2Frames.Frame) -> Bool {
+        if frame.type == HTTP2Frames.headers { observe(.requestHead) }
         if silent { return true }
         switch frame.type {
         case HTTP2Frames.settings where frame.flags & HTTP2Frames.ack == 0:
@@ -250,7 +266,7 @@ struct HTTP2Script {
             if case .windowNeverOpens = behavior { return true }
             let count = UInt32(frame.payload.count)
             received[frame.stream, default: 0] += frame.payload.count
-            bodyArrived(frame.payload.count)
+            observe(.bodyBytes(frame.payload.count))
             if count > 0 {
                 peer.write(
                     HTTP2Frames.windowUpdateFrame(stream: 0, increment: count)

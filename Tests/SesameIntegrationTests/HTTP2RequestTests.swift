@@ -273,15 +273,17 @@ import Testing
         #expect(session.http2Pool.connectionCount == 1)
     }
 
-    /// Takes its time over each piece of a body, and records the pieces' sizes and how the task
-    /// ended.
+    /// Holds on to the first piece of a body until the test says it cancelled the task, and
+    /// records the pieces' sizes and how the task ended.
     final class Slow: SessionTaskDelegate {
         let done: Recorder<String>
         let pieces = Recorder<Int>()
+        /// Appended to by the test once it cancelled the task.
+        let cancelled = Recorder<Bool>()
         init(_ done: Recorder<String>) { self.done = done }
         func session(_ session: Session, task: SessionTask, didReceive data: Data) async {
             pieces.append(data.count)
-            try? await Task.sleep(for: .milliseconds(20))
+            _ = await cancelled.reached(1, within: .seconds(60))
         }
         func session(_ session: Session, task: SessionTask, didCompleteWithError error: (any Error)?) async {
             done.append(error.map { "\($0)" } ?? "completed")
@@ -306,6 +308,7 @@ import Testing
         // Cancelled in the middle of the body: some of it came, not all.
         try #require(await slow.pieces.reached(1, within: .seconds(60)))
         task.cancel()
+        slow.cancelled.append(true)
         try #require(await done.reached(1, within: .seconds(60)))
         #expect(done.all.first?.contains("cancelled") == true, "\(done.all)")
         #expect(task.countOfBytesReceived < Int64(Self.big.count))

@@ -200,7 +200,7 @@ import Testing
         let url = URL(string: "http://127.0.0.1:\(server.port)/")!
         #expect(try await body(session, url) == "the only answer")
         let waiting = Task { try await session.data(for: HTTPRequest(url: url)) }
-        try await Task.sleep(for: .milliseconds(200))
+        try #require(await eventually(within: .seconds(30)) { server.requestHeadsReceived == 2 })
         waiting.cancel()
         // The request's timeout is a minute: only the cancellation ends it sooner.
         let failure = await error { _ = try await waiting.value }

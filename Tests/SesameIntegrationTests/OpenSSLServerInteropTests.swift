@@ -34,6 +34,8 @@ import Testing
         let server = try await OpenSSLServer(pki: Self.pki, version: version, requireClientCertificate: false)
         defer { server.stop() }
         let hooks = TLSHandshakeHooks(serverTrust: { request in
+            // A decision that takes a while, as a person asked would: s_server's later handshake
+            // bytes arrive while the handshake is held, and are read once it goes on.
             try? await Task.sleep(for: .milliseconds(200))
             return request.evaluate().isTrusted
         })

@@ -116,13 +116,8 @@ struct FaultSoakTests {
 
     /// The descriptors open once those of connections being closed are gone (up to 20 s).
     static func settledDescriptors(atMost limit: Int) async throws -> Int {
-        let settled = ContinuousClock.now + .seconds(20)
-        var descriptors = openDescriptors()
-        while descriptors > limit, ContinuousClock.now < settled {
-            try await Task.sleep(for: .milliseconds(50))
-            descriptors = openDescriptors()
-        }
-        return descriptors
+        _ = await eventually(within: .seconds(20)) { openDescriptors() <= limit }
+        return openDescriptors()
     }
 
     @Test func twentyThousandRequestsThroughFaultsLeaveNothingBehind() async throws {

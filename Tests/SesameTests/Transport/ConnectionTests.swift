@@ -404,7 +404,8 @@ final class SilentTCPServer: Sendable {
         defer {
             for filler in fillers { close(filler) }
         }
-        try await Task.sleep(for: .milliseconds(50))
+        // The queue is full once the kernel completed a filler's handshake.
+        try #require(await eventually(within: .seconds(30)) { fillers.contains(where: Self.isConnected) })
         let error = await #expect(throws: SesameError.self) {
             _ = try await Connection.connect(
                 host: "127.0.0.1",
@@ -414,5 +415,14 @@ final class SilentTCPServer: Sendable {
             )
         }
         #expect(error?.code == .connectTimeout)
+    }
+
+    /// Whether a non-blocking connect on `fd` completed.
+    static func isConnected(_ fd: Int32) -> Bool {
+        var descriptor = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+        guard poll(&descriptor, 1, 0) == 1 else { return false }
+        var error: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        return getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 && error == 0
     }
 }
