@@ -193,6 +193,29 @@ import Testing
         #expect(server.connectionCount == 1)
     }
 
+    /// The task's overall deadline follows the loop's clock: moved past it, the waiting stream
+    /// ends with the resource timeout at once, and the connection stays.
+    @Test func theResourceTimeoutFollowsTheLoopsClock() async throws {
+        let server = try HostileHTTP2Server { _ in .answerFirstThenSilent }
+        defer { server.stop() }
+        let clock = LoopClock.manual()
+        let loop = try EventLoop(name: "deadline-clock", clock: clock)
+        defer { loop.shutdown() }
+        let session = session(on: loop) {
+            $0.resourceTimeout = .seconds(30)
+            $0.requestTimeout = .seconds(600)
+        }
+        let url = URL(string: "http://127.0.0.1:\(server.port)/")!
+        #expect(try await body(session, url) == "the only answer")
+        let waiting = Task { try await session.data(for: HTTPRequest(url: url)) }
+        try #require(await eventually(within: .seconds(30)) { server.requestHeadsReceived == 2 })
+        clock.advance(by: .seconds(31))
+        let failure = await error { _ = try await waiting.value }
+        #expect(failure?.code == .timeout)
+        #expect(failure?.detail.contains("resource timeout") == true, "\(String(describing: failure))")
+        #expect(session.http2Pool.connectionCount == 1)
+    }
+
     @Test func cancellingTheOnlyStreamWhileItReadsEndsItAndLeavesTheConnection() async throws {
         let server = try HostileHTTP2Server { _ in .answerFirstThenSilent }
         defer { server.stop() }
