@@ -93,7 +93,7 @@ import Testing
         #expect([UInt8](large) == NginxServer.largeFile)
         let (protocolName, _) = try await session.data(from: URL(string: base + "/protocol")!)
         #expect(String(decoding: protocolName, as: UTF8.self) == "HTTP/2.0")
-        #expect(session.http2Pool.connectionCount == 1)
+        #expect(session.pool.http2ConnectionCount == 1)
     }
 
     @Test func digestIsAnsweredAndProvedOverH2C() async throws {
@@ -147,7 +147,7 @@ import Testing
             #expect(response.version == "HTTP/2")
             #expect(String(decoding: data, as: UTF8.self) == "HTTP/2.0")
         }
-        #expect(session.http2Pool.connectionCount == 1, "one tunnel carries every stream")
+        #expect(session.pool.http2ConnectionCount == 1, "one tunnel carries every stream")
     }
 
     @Test func theCLIShowsTheProtocolAndStreamAndFollowsCurlsVersionFlags() async throws {

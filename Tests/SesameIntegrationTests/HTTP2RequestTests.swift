@@ -44,7 +44,7 @@ import Testing
         let (_, missing) = try await session.data(from: URL(string: "\(base)/missing")!)
         #expect(missing.status == 404)
         #expect(events.all == ["stream 1", "stream 3", "stream 5"], "one connection, streams in order")
-        #expect(session.http2Pool.connectionCount == 1)
+        #expect(session.pool.http2ConnectionCount == 1)
     }
 
     @Test func concurrentRequestsShareStreamsAndOpenMoreConnectionsOnlyWhenFull() async throws {
@@ -270,7 +270,7 @@ import Testing
         let (_, small) = try await session.data(from: URL(string: "\(base)/empty.txt")!)
         #expect(small.status == 200)
         #expect(small.trailers["x-records"] == "3")
-        #expect(session.http2Pool.connectionCount == 1)
+        #expect(session.pool.http2ConnectionCount == 1)
     }
 
     /// Holds on to the first piece of a body until the test says it cancelled the task, and
@@ -314,7 +314,7 @@ import Testing
         #expect(task.countOfBytesReceived < Int64(Self.big.count))
         let (small, _) = try await session.data(from: URL(string: "\(base)/small.txt")!)
         #expect(String(decoding: small, as: UTF8.self) == "hello h2\n")
-        #expect(session.http2Pool.connectionCount == 1)
+        #expect(session.pool.http2ConnectionCount == 1)
         #expect(reuses.all.filter { !$0 }.count == 1, "\(reuses.all)")
     }
 }

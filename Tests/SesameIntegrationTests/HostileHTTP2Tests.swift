@@ -189,7 +189,7 @@ import Testing
         let failure = await error { _ = try await session.data(for: request) }
         #expect(failure?.code == .timeout)
         #expect(failure?.detail.contains("on stream 3") == true, "\(String(describing: failure))")
-        #expect(session.http2Pool.connectionCount == 1)
+        #expect(session.pool.http2ConnectionCount == 1)
         #expect(server.connectionCount == 1)
     }
 
@@ -213,7 +213,7 @@ import Testing
         let failure = await error { _ = try await waiting.value }
         #expect(failure?.code == .timeout)
         #expect(failure?.detail.contains("resource timeout") == true, "\(String(describing: failure))")
-        #expect(session.http2Pool.connectionCount == 1)
+        #expect(session.pool.http2ConnectionCount == 1)
     }
 
     @Test func cancellingTheOnlyStreamWhileItReadsEndsItAndLeavesTheConnection() async throws {
@@ -228,7 +228,7 @@ import Testing
         // The request's timeout is a minute: only the cancellation ends it sooner.
         let failure = await error { _ = try await waiting.value }
         #expect(failure?.code == .cancelled, "\(String(describing: failure))")
-        #expect(session.http2Pool.connectionCount == 1)
+        #expect(session.pool.http2ConnectionCount == 1)
     }
 
     @Test func aGoAwayThatArrivesWhileTheConnectionIsIdleRetiresIt() async throws {
@@ -238,7 +238,7 @@ import Testing
         let url = URL(string: "http://127.0.0.1:\(server.port)/")!
         #expect(try await body(session, url) == "first")
         // Nobody reads the idle connection; what arrives unasked is read all the same.
-        #expect(await eventually { session.http2Pool.connectionCount == 0 })
+        #expect(await eventually { session.pool.http2ConnectionCount == 0 })
         #expect(try await body(session, url) == "second connection")
         #expect(server.connectionCount == 2)
     }
@@ -268,9 +268,9 @@ import Testing
         let url = URL(string: "http://127.0.0.1:\(server.port)/")!
         for _ in 0..<20 { #expect(try await body(session, url) == "ok") }
         clock.advance(by: .milliseconds(299))
-        #expect(session.http2Pool.connectionCount == 1)
+        #expect(session.pool.http2ConnectionCount == 1)
         clock.advance(by: .milliseconds(1))
-        #expect(await eventually { session.http2Pool.connectionCount == 0 }, "retired after 300 ms idle")
+        #expect(await eventually { session.pool.http2ConnectionCount == 0 }, "retired after 300 ms idle")
         #expect(try await body(session, url) == "ok")
         #expect(server.connectionCount == 2)
     }

@@ -65,7 +65,7 @@ extension Session {
                     guard unprocessedRetries <= 3, replayable, mayRetry else { throw unprocessed.underlying }
                     refusedBy = connection
                     if unprocessed.requiresHTTP1 {
-                        http2Pool.speaksHTTP1(origin)
+                        pool.speaksHTTP1(origin)
                         http1Only = true
                     }
                 }

@@ -21,9 +21,8 @@ public final class Session: Sendable {
     /// (`withTaskExecutorPreference(session.eventLoop) { … }`) saves the hop there and back per
     /// request; code run there must not block, since every connection of the loop waits for it.
     public var eventLoop: EventLoop { loop }
+    /// The session's connections over both protocols, and what it learned of each origin's.
     let pool: ConnectionPool
-    /// The session's HTTP/2 connections, and what it learned of each origin's protocol.
-    let http2Pool: HTTP2Pool
     /// The configuration's proxies, parsed once.
     let proxyRouter: ProxyRouter
     /// What each exchange needs of the configuration.
@@ -84,9 +83,10 @@ public final class Session: Sendable {
         pool = ConnectionPool(
             limit: configuration.maximumConnectionsPerHost,
             idleTimeout: configuration.idleTimeout,
+            idlePingThreshold: configuration.http2IdlePingThreshold,
+            pingTimeout: min(configuration.connectTimeout, .seconds(5)),
             loop: eventLoop
         )
-        http2Pool = HTTP2Pool(limit: configuration.maximumConnectionsPerHost, loop: eventLoop)
         reference.set(self)
     }
 
@@ -256,7 +256,6 @@ public final class Session: Sendable {
     /// Closes idle connections. Tasks already running finish.
     public func closeIdleConnections() {
         pool.closeIdleConnections()
-        http2Pool.closeIdleConnections()
     }
 
     // MARK: - Delegates

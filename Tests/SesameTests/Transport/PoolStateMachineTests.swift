@@ -10,7 +10,7 @@ import Testing
     let start = ContinuousClock.now
 
     @Test func connectionsOpenUpToTheLimitThenRequestsWaitInOrder() {
-        var machine = PoolStateMachine<FakeConnection>(limit: 2, idleTimeout: .seconds(60))
+        var machine = PoolStateMachine<FakeConnection, FakeConnection>(limit: 2, idleTimeout: .seconds(60))
         guard case .connect = machine.acquire(origin, waiter: 1, now: start).action,
             case .connect = machine.acquire(origin, waiter: 2, now: start).action,
             case .wait = machine.acquire(origin, waiter: 3, now: start).action,
@@ -44,7 +44,7 @@ import Testing
     }
 
     @Test func idleConnectionsAreReusedNewestFirstAndExpire() {
-        var machine = PoolStateMachine<FakeConnection>(limit: 4, idleTimeout: .seconds(10))
+        var machine = PoolStateMachine<FakeConnection, FakeConnection>(limit: 4, idleTimeout: .seconds(10))
         _ = machine.acquire(origin, waiter: 1, now: start)
         _ = machine.acquire(origin, waiter: 2, now: start)
         machine.opened(origin)
@@ -70,7 +70,7 @@ import Testing
     }
 
     @Test func aPreferredIdleConnectionIsTakenOverTheNewest() {
-        var machine = PoolStateMachine<FakeConnection>(limit: 4, idleTimeout: .seconds(10))
+        var machine = PoolStateMachine<FakeConnection, FakeConnection>(limit: 4, idleTimeout: .seconds(10))
         _ = machine.acquire(origin, waiter: 1, now: start)
         _ = machine.acquire(origin, waiter: 2, now: start)
         machine.opened(origin)
@@ -102,7 +102,7 @@ import Testing
     }
 
     @Test func idleConnectionsKnownClosedAreSkippedAndHandedBackForClosing() {
-        var machine = PoolStateMachine<FakeConnection>(limit: 4, idleTimeout: .seconds(10))
+        var machine = PoolStateMachine<FakeConnection, FakeConnection>(limit: 4, idleTimeout: .seconds(10))
         _ = machine.acquire(origin, waiter: 1, now: start)
         _ = machine.acquire(origin, waiter: 2, now: start)
         machine.opened(origin)
@@ -123,7 +123,7 @@ import Testing
     }
 
     @Test func cancelledWaitersLeaveTheLineAndFailedOpensFreeTheirSlot() {
-        var machine = PoolStateMachine<FakeConnection>(limit: 1, idleTimeout: .seconds(60))
+        var machine = PoolStateMachine<FakeConnection, FakeConnection>(limit: 1, idleTimeout: .seconds(60))
         _ = machine.acquire(origin, waiter: 1, now: start)
         _ = machine.acquire(origin, waiter: 2, now: start)
         _ = machine.acquire(origin, waiter: 3, now: start)
@@ -139,7 +139,7 @@ import Testing
     }
 
     @Test func evictionAndShutdownEmptyTheIdleList() {
-        var machine = PoolStateMachine<FakeConnection>(limit: 2, idleTimeout: .seconds(1))
+        var machine = PoolStateMachine<FakeConnection, FakeConnection>(limit: 2, idleTimeout: .seconds(1))
         _ = machine.acquire(origin, waiter: 1, now: start)
         machine.opened(origin)
         _ = machine.release(origin, FakeConnection(), reusable: true, now: start)
@@ -153,5 +153,111 @@ import Testing
         _ = machine.release(origin, FakeConnection(), reusable: true, now: start)
         let removed = machine.removeAllIdle()
         #expect(removed.count == 1)
+    }
+
+    // MARK: HTTP/2
+
+    /// A stand-in for an HTTP/2 connection: a number of free stream slots, and whether it is usable.
+    final class FakeMultiplexed {
+        var free: Int
+        var usable = true
+        init(free: Int) { self.free = free }
+        func reserve() -> Bool {
+            guard free > 0 else { return false }
+            free -= 1
+            return true
+        }
+    }
+
+    typealias Machine = PoolStateMachine<FakeConnection, FakeMultiplexed>
+
+    func claim(
+        _ machine: inout Machine,
+        _ waiter: Int,
+        avoiding: FakeMultiplexed? = nil
+    ) -> Machine.StreamClaim {
+        machine.claimStream(origin, waiter: waiter, avoiding: avoiding, isUsable: \.usable, reserve: { $0.reserve() })
+    }
+
+    @Test func oneRequestOpensTheFirstConnectionWhileTheOthersWaitThenAllShareIt() {
+        var machine = Machine(limit: 2, idleTimeout: .seconds(60))
+        guard case .open = claim(&machine, 1), case .wait = claim(&machine, 2), case .wait = claim(&machine, 3) else {
+            Issue.record("the first claimant opens, the others wait for what it learns")
+            return
+        }
+        let connection = FakeMultiplexed(free: 2)
+        _ = connection.reserve()  // the opener's own stream
+        let wokenByTheOpen = machine.streamConnectionOpened(origin, connection)
+        #expect(wokenByTheOpen == [2, 3])
+        guard case .stream(let second) = claim(&machine, 2), second === connection,
+            case .open = claim(&machine, 3)
+        else {
+            Issue.record("woken waiters take its free slot, then open the next connection within the limit")
+            return
+        }
+        #expect(machine.multiplexedConnections.count == 1)
+    }
+
+    @Test func anOriginThatAnswersHTTP1IsSentToTheHTTP1SubStateFromThenOn() {
+        var machine = Machine(limit: 4, idleTimeout: .seconds(60))
+        guard case .open = claim(&machine, 1), case .wait = claim(&machine, 2) else {
+            Issue.record("expected an open and a wait")
+            return
+        }
+        let wokenByHTTP1 = machine.learnedHTTP1(origin, adopting: true)
+        #expect(wokenByHTTP1 == [2])
+        guard case .http1 = claim(&machine, 2) else {
+            Issue.record("the origin speaks HTTP/1.1")
+            return
+        }
+        // The connection that found out is an HTTP/1.1 one in use, counted against the limit.
+        #expect(machine.counts(origin) == (idle: 0, leased: 1, opening: 0, waiting: 0))
+        // Even with nothing else left for the origin, what was learned is kept.
+        _ = machine.release(origin, FakeConnection(), reusable: false, now: start)
+        guard case .http1 = claim(&machine, 3) else {
+            Issue.record("what was learned stays")
+            return
+        }
+    }
+
+    @Test func aFullOrRefusingConnectionIsPassedOverAndAFailedOpenLetsTheNextTry() {
+        var machine = Machine(limit: 1, idleTimeout: .seconds(60))
+        _ = claim(&machine, 1)
+        let only = FakeMultiplexed(free: 1)
+        _ = machine.streamConnectionOpened(origin, only)
+        // At the limit, the connection to avoid is better than none.
+        guard case .stream(let avoided) = claim(&machine, 2, avoiding: only), avoided === only else {
+            Issue.record("at the limit the avoided connection is used")
+            return
+        }
+        // Full, at the limit: wait for a slot.
+        guard case .wait = claim(&machine, 3) else {
+            Issue.record("a full connection at the limit means waiting")
+            return
+        }
+        only.free = 1
+        let wokenBySlot = machine.slotFreed(origin)
+        #expect(wokenBySlot == [3])
+        let wokenAgain = machine.slotFreed(origin)
+        #expect(wokenAgain.isEmpty)
+        // Retired: forgotten, and the next claimant opens again; a failed open passes the task on.
+        only.usable = false
+        let wokenByRetirement = machine.retired(origin, only)
+        #expect(wokenByRetirement.isEmpty)
+        guard case .open = claim(&machine, 3), case .wait = claim(&machine, 4) else {
+            Issue.record("a retired connection is replaced")
+            return
+        }
+        let cancelled = machine.cancelWaiter(origin, 4)
+        #expect(cancelled)
+        let cancelledAgain = machine.cancelWaiter(origin, 4)
+        #expect(!cancelledAgain)
+        _ = claim(&machine, 5)
+        let wokenByFailure = machine.streamConnectionFailed(origin)
+        #expect(wokenByFailure == [5])
+        guard case .open = claim(&machine, 5) else {
+            Issue.record("after a failed open the next claimant tries")
+            return
+        }
     }
 }

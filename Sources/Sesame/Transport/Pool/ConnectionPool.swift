@@ -1,5 +1,11 @@
-/// Keep-alive connections of one session, per origin: reuse, a per-origin limit with waiting in
-/// order, and closing of connections left idle past the idle timeout.
+/// The connections of one session, per origin, over HTTP/1.1 and HTTP/2: what carries each
+/// request, run over one ``PoolStateMachine``.
+///
+/// A request that may use HTTP/2 claims a stream: on a connection with a free slot, else by
+/// opening a connection (one at a time per origin) that learns whether the origin speaks
+/// HTTP/2; an origin that does not gets HTTP/1.1 connections from then on. HTTP/1.1
+/// connections are kept alive, reused most recently used first, opened within the per-origin
+/// limit, waited for in order, and closed once idle past the idle timeout.
 ///
 /// A session owns its pool, so connections are never shared between sessions (whose trust
 /// settings and handshake hooks may differ).
@@ -18,47 +24,165 @@ final class ConnectionPool: Sendable {
         }
     }
 
+    /// What carries one request: a leased HTTP/1.1 connection, or a stream slot on an HTTP/2 one.
+    enum Carrier {
+        case http1(Lease)
+        /// `reused`: the connection carried streams before this one.
+        case http2(HTTP2Connection, reused: Bool)
+    }
+
+    /// How a request may use HTTP/2.
+    enum HTTP2Use {
+        /// Over TLS, when ALPN picks `h2`.
+        case negotiated
+        /// Over plain TCP from the first byte (h2c).
+        case priorKnowledge
+    }
+
+    /// Makes a new connection to an origin (TCP, TLS for https, through its route's proxy) by a
+    /// deadline, offering `h2` in ALPN or not, for whoever gets it: the layer above decides whom
+    /// a proxy's challenge or a handshake's decision goes to, and the pool knows nothing of them.
+    typealias Opener = @Sendable (Origin, ContinuousClock.Instant?, _ offersHTTP2: Bool) async throws -> Connection
+
+    /// What a waiting request is told.
     private enum WaiterOutcome: Sendable {
+        /// An HTTP/1.1 connection handed over from a request that ended.
         case reuse(Connection)
+        /// A slot to open an HTTP/1.1 connection of its own.
         case connect
+        /// Something changed for the origin's HTTP/2 connections: claim again.
+        case claimAgain
     }
 
     private struct Waiters {
         var continuations: [Int: CheckedContinuation<WaiterOutcome, any Error>] = [:]
+        /// Outcomes that came before their waiter suspended.
         var early: [Int: Result<WaiterOutcome, any Error>] = [:]
         var nextID = 0
         var evictionScheduled = false
     }
 
-    private let machine: LockedValue<PoolStateMachine<Connection>>
+    private let machine: LockedValue<PoolStateMachine<Connection, HTTP2Connection>>
     private let waiters = LockedValue(Waiters())
     private let loop: EventLoop
     private let idleTimeout: Duration
+    /// An HTTP/2 connection idle this long proves it is alive (a PING) before it carries a request.
+    private let idlePingThreshold: Duration?
+    private let pingTimeout: Duration
 
-    init(limit: Int, idleTimeout: Duration, loop: EventLoop) {
+    init(
+        limit: Int,
+        idleTimeout: Duration,
+        idlePingThreshold: Duration? = nil,
+        pingTimeout: Duration = .seconds(5),
+        loop: EventLoop
+    ) {
         machine = LockedValue(PoolStateMachine(limit: limit, idleTimeout: idleTimeout))
         self.idleTimeout = idleTimeout
+        self.idlePingThreshold = idlePingThreshold
+        self.pingTimeout = pingTimeout
         self.loop = loop
     }
 
-    /// Makes a new connection to an origin (TCP, TLS for https, through its route's proxy) by a
-    /// deadline, for whoever acquires it: the layer above decides whom a proxy's challenge or a
-    /// handshake's decision goes to, and the pool knows nothing of them.
-    typealias Opener = @Sendable (Origin, ContinuousClock.Instant?) async throws -> Connection
-
-    /// A connection to `origin`: `preferring` when it is idle, else an idle one, a new one made
-    /// with `open`, or the next one freed, by `deadline` (waiting for a freed one included; past it
-    /// the wait ends with ``SesameError/Code/timeout``).
-    func acquire(
-        _ origin: Origin,
-        deadline: ContinuousClock.Instant? = nil,
+    /// The carrier for the next request to `origin`: a stream when `http2` allows HTTP/2 and the
+    /// origin speaks it, else an HTTP/1.1 connection (`preferring` when it is idle); waiting, up
+    /// to `deadline`, for another request's connection to open or to come free. `avoiding`: an
+    /// HTTP/2 connection that refused the request just now.
+    func carrier(
+        for origin: Origin,
+        http2: HTTP2Use?,
+        deadline: ContinuousClock.Instant,
+        avoiding: HTTP2Connection? = nil,
         preferring: Connection? = nil,
         open: Opener
-    ) async throws -> Lease {
-        let id = waiters.withLock { waiters -> Int in
-            waiters.nextID += 1
-            return waiters.nextID
+    ) async throws -> Carrier {
+        guard let http2 else {
+            return .http1(try await acquire(origin, deadline: deadline, preferring: preferring, open: open))
         }
+        while true {
+            let id = nextWaiterID()
+            let claim = machine.withLock {
+                $0.claimStream(origin, waiter: id, avoiding: avoiding, isUsable: \.isUsable, reserve: { $0.reserve() })
+            }
+            switch claim {
+            case .stream(let connection):
+                guard await isAlive(connection) else { continue }
+                return .http2(connection, reused: true)
+            case .http1:
+                return .http1(try await acquire(origin, deadline: deadline, preferring: preferring, open: open))
+            case .open:
+                return try await openForStream(origin, http2, deadline: deadline, open: open)
+            case .wait:
+                _ = try await wait(origin, id, deadline: deadline, for: "an HTTP/2 stream")
+            }
+        }
+    }
+
+    /// A connection that sat idle proves it is alive first (a PING), so that the request does
+    /// not go into a connection a NAT or the server dropped in silence. False when it failed
+    /// (it is then retired, and its reservation given back).
+    private func isAlive(_ connection: HTTP2Connection) async -> Bool {
+        guard let idlePingThreshold, let idle = connection.takeIdleSpan(), idle >= idlePingThreshold else {
+            return true
+        }
+        do {
+            try await connection.ping(timeout: pingTimeout)
+            return true
+        } catch {
+            connection.cancelReservation()
+            return false
+        }
+    }
+
+    /// Opens the origin's next connection for a stream, and learns from it whether the origin
+    /// speaks HTTP/2; one that does not is the caller's HTTP/1.1 connection.
+    private func openForStream(
+        _ origin: Origin,
+        _ http2: HTTP2Use,
+        deadline: ContinuousClock.Instant,
+        open: Opener
+    ) async throws -> Carrier {
+        let connection: Connection
+        do {
+            connection = try await open(origin, deadline, true)
+        } catch {
+            wake(machine.withLock { $0.streamConnectionFailed(origin) })
+            throw error
+        }
+        guard http2 == .priorKnowledge || connection.tlsInfo?.applicationProtocol == "h2" else {
+            wake(machine.withLock { $0.learnedHTTP1(origin, adopting: true) })
+            return .http1(Lease(lending: connection, origin: origin, isReused: false))
+        }
+        let multiplexed: HTTP2Connection
+        do {
+            multiplexed = try HTTP2Connection(
+                connection,
+                origin: origin,
+                idleTimeout: idleTimeout,
+                onRetire: { [weak self] in self?.retired($0) },
+                onSlotFreed: { [weak self] in self?.slotFreed(on: $0) }
+            )
+        } catch {
+            wake(machine.withLock { $0.streamConnectionFailed(origin) })
+            await connection.close()
+            throw error
+        }
+        multiplexed.start()
+        _ = multiplexed.reserve()
+        wake(machine.withLock { $0.streamConnectionOpened(origin, multiplexed) })
+        return .http2(multiplexed, reused: false)
+    }
+
+    /// An HTTP/1.1 connection to `origin`: `preferring` when it is idle, else an idle one, a new
+    /// one made with `open`, or the next one freed, by `deadline` (waiting for a freed one
+    /// included; past it the wait ends with ``SesameError/Code/timeout``).
+    private func acquire(
+        _ origin: Origin,
+        deadline: ContinuousClock.Instant?,
+        preferring: Connection?,
+        open: Opener
+    ) async throws -> Lease {
+        let id = nextWaiterID()
         // A kept-alive connection known to be closed (its server closed it while it was idle) is
         // not handed out: a request that cannot be sent again (a POST) would fail on it.
         let (action, expired) = machine.withLock {
@@ -71,43 +195,42 @@ final class ConnectionPool: Sendable {
         case .connect:
             return try await openConnection(origin, deadline, open)
         case .wait:
-            // The wait ends at the deadline as if cancelled, unless a connection came first.
-            let timer = deadline.map { deadline in
-                LoopTimer(on: loop, at: deadline) { [self] in
-                    guard machine.withLock({ $0.cancelWaiter(origin, id) }) else { return }
-                    deliver(id, .failure(SesameError(.timeout, "no connection to \(origin) was free in time")))
-                }
-            }
-            defer { timer?.cancel() }
-            let outcome = try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { continuation in
-                    let early = waiters.withLock { waiters -> Result<WaiterOutcome, any Error>? in
-                        if let early = waiters.early.removeValue(forKey: id) { return early }
-                        waiters.continuations[id] = continuation
-                        return nil
-                    }
-                    if let early { continuation.resume(with: early) }
-                }
-            } onCancel: {
-                if machine.withLock({ $0.cancelWaiter(origin, id) }) {
-                    deliver(
-                        id,
-                        .failure(SesameError(.cancelled, "waiting for a connection to \(origin) was cancelled"))
-                    )
-                }
-            }
-            switch outcome {
+            switch try await wait(origin, id, deadline: deadline, for: "a connection") {
             case .reuse(let connection): return Lease(lending: connection, origin: origin, isReused: true)
-            case .connect: return try await openConnection(origin, deadline, open)
+            case .connect, .claimAgain: return try await openConnection(origin, deadline, open)
             }
         }
     }
 
-    /// A lease on a connection opened outside the pool (one that was to learn whether its origin
-    /// speaks HTTP/2, and speaks HTTP/1.1): from here on it is the pool's like any other.
-    func adopt(_ connection: Connection, for origin: Origin) -> Lease {
-        machine.withLock { $0.adopted(origin) }
-        return Lease(lending: connection, origin: origin, isReused: false)
+    /// Suspends waiter `id` until it is told something, or its deadline passes, or its task is
+    /// cancelled (both end the wait as if cancelled, unless the outcome came first).
+    private func wait(
+        _ origin: Origin,
+        _ id: Int,
+        deadline: ContinuousClock.Instant?,
+        for what: String
+    ) async throws -> WaiterOutcome {
+        let timer = deadline.map { deadline in
+            LoopTimer(on: loop, at: deadline) { [self] in
+                guard machine.withLock({ $0.cancelWaiter(origin, id) }) else { return }
+                deliver(id, .failure(SesameError(.timeout, "no \(what) to \(origin) was free in time")))
+            }
+        }
+        defer { timer?.cancel() }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let early = waiters.withLock { waiters -> Result<WaiterOutcome, any Error>? in
+                    if let early = waiters.early.removeValue(forKey: id) { return early }
+                    waiters.continuations[id] = continuation
+                    return nil
+                }
+                if let early { continuation.resume(with: early) }
+            }
+        } onCancel: {
+            if machine.withLock({ $0.cancelWaiter(origin, id) }) {
+                deliver(id, .failure(SesameError(.cancelled, "waiting for \(what) to \(origin) was cancelled")))
+            }
+        }
     }
 
     /// Gives a leased connection back. A connection that is not reusable is closed.
@@ -123,7 +246,31 @@ final class ConnectionPool: Sendable {
         }
     }
 
-    /// The pool's connections over every origin, and the most idle ones any origin holds (for tests).
+    /// The origin speaks HTTP/1.1 only (it answered a stream with HTTP_1_1_REQUIRED).
+    func speaksHTTP1(_ origin: Origin) {
+        wake(machine.withLock { $0.learnedHTTP1(origin) })
+    }
+
+    /// An HTTP/2 connection takes no new stream (GOAWAY, failure, idle close): forgotten.
+    private func retired(_ connection: HTTP2Connection) {
+        wake(machine.withLock { $0.retired(connection.origin, connection) })
+    }
+
+    /// A stream slot came free on `connection`.
+    private func slotFreed(on connection: HTTP2Connection) {
+        wake(machine.withLock { $0.slotFreed(connection.origin) })
+    }
+
+    /// Closes every idle connection: HTTP/1.1 ones at once, HTTP/2 ones that carry no stream
+    /// (the others close when their streams end).
+    func closeIdleConnections() {
+        let (idle, multiplexed) = machine.withLock { ($0.removeAllIdle(), $0.multiplexedConnections) }
+        close(idle)
+        for connection in multiplexed where connection.activeStreams == 0 { connection.retire() }
+    }
+
+    /// The pool's HTTP/1.1 connections over every origin, and the most idle ones any origin
+    /// holds (for tests).
     var totals: (idle: Int, leased: Int, opening: Int, waiting: Int, largestIdle: Int) {
         machine.withLock { machine in
             let totals = machine.totals
@@ -131,12 +278,17 @@ final class ConnectionPool: Sendable {
         }
     }
 
+    /// How many HTTP/2 connections the pool holds (for tests).
+    var http2ConnectionCount: Int { machine.withLock { $0.multiplexedConnections.count } }
+
     /// How many idle connections are known to be closed (for tests).
     var idleConnectionsKnownClosed: Int { machine.withLock { $0.idleConnections.filter(\.isKnownClosed).count } }
 
-    /// Closes every idle connection (leased ones close when their requests end).
-    func closeIdleConnections() {
-        close(machine.withLock { $0.removeAllIdle() })
+    private func nextWaiterID() -> Int {
+        waiters.withLock { waiters -> Int in
+            waiters.nextID += 1
+            return waiters.nextID
+        }
     }
 
     private func openConnection(
@@ -145,7 +297,7 @@ final class ConnectionPool: Sendable {
         _ open: Opener
     ) async throws -> Lease {
         do {
-            let connection = try await open(origin, deadline)
+            let connection = try await open(origin, deadline, false)
             machine.withLock { $0.opened(origin) }
             return Lease(lending: connection, origin: origin, isReused: false)
         } catch {
@@ -154,11 +306,16 @@ final class ConnectionPool: Sendable {
         }
     }
 
-    private func dispatch(_ handOff: PoolStateMachine<Connection>.HandOff) {
+    private func dispatch(_ handOff: PoolStateMachine<Connection, HTTP2Connection>.HandOff) {
         switch handOff {
         case .reuse(let waiter, let connection): deliver(waiter, .success(.reuse(connection)))
         case .connect(let waiter): deliver(waiter, .success(.connect))
         }
+    }
+
+    /// Tells the HTTP/2 waiters of a change: they claim again.
+    private func wake(_ ids: [Int]) {
+        for id in ids { deliver(id, .success(.claimAgain)) }
     }
 
     private func deliver(_ waiter: Int, _ outcome: Result<WaiterOutcome, any Error>) {

@@ -1,9 +1,37 @@
-/// Which connection a request gets, as a value-type state machine: reuse an idle keep-alive
-/// connection, open a new one within the per-origin limit, or wait in line. No I/O here.
-struct PoolStateMachine<Connection: AnyObject> {
+/// Which connection a request gets, as a value-type state machine, for HTTP/1.1 and HTTP/2
+/// alike. No I/O here.
+///
+/// Per origin there are two sub-states:
+/// - HTTP/1.1 (`Connection`): reuse an idle keep-alive connection, open a new one within the
+///   per-origin limit, or wait in line for the next one freed;
+/// - HTTP/2 (`Multiplexed`): a stream slot on a connection that has one, else the task of
+///   opening the next connection (one at a time, within the limit), while other requests wait
+///   for it to learn the origin's protocol. An origin that answered ALPN with `http/1.1` (or
+///   asked for HTTP/1.1 with HTTP_1_1_REQUIRED) is sent to the HTTP/1.1 sub-state from then on,
+///   and the connection that found out is counted there.
+///
+/// The protocol is decided here: ``claimStream(_:waiter:avoiding:isUsable:reserve:)`` answers
+/// `.http1` for an origin known to speak HTTP/1.1 only.
+struct PoolStateMachine<Connection: AnyObject, Multiplexed: AnyObject> {
     struct Idle {
         let connection: Connection
         let since: ContinuousClock.Instant
+    }
+
+    /// An origin's HTTP/2 connections, and what was learned about its protocol.
+    private struct Multiplexing {
+        var connections: [Multiplexed] = []
+        var opening = false
+        var speaksHTTP1 = false
+        /// Requests waiting for a change (a connection opened, a slot freed): all claim again.
+        var waiters: [Int] = []
+
+        var isEmpty: Bool { connections.isEmpty && !opening && !speaksHTTP1 && waiters.isEmpty }
+
+        mutating func takeWaiters() -> [Int] {
+            defer { waiters = [] }
+            return waiters
+        }
     }
 
     private struct PerOrigin {
@@ -11,8 +39,9 @@ struct PoolStateMachine<Connection: AnyObject> {
         var opening = 0
         var leased = 0
         var waiters: [Int] = []
+        var http2 = Multiplexing()
 
-        var isEmpty: Bool { idle.isEmpty && opening == 0 && leased == 0 && waiters.isEmpty }
+        var isEmpty: Bool { idle.isEmpty && opening == 0 && leased == 0 && waiters.isEmpty && http2.isEmpty }
 
         mutating func removeExpired(now: ContinuousClock.Instant, idleTimeout: Duration) -> [Connection] {
             guard idle.contains(where: { now - $0.since >= idleTimeout }) else { return [] }
@@ -83,12 +112,6 @@ struct PoolStateMachine<Connection: AnyObject> {
         }
     }
 
-    /// A connection opened for `origin` outside the pool (to learn its protocol) is now in use
-    /// and counted like one the pool opened.
-    mutating func adopted(_ origin: Origin) {
-        origins[origin, default: PerOrigin()].leased += 1
-    }
-
     /// A connection opened for `origin` is now in use.
     mutating func opened(_ origin: Origin) {
         origins[origin, default: PerOrigin()].opening -= 1
@@ -127,14 +150,110 @@ struct PoolStateMachine<Connection: AnyObject> {
         }
     }
 
-    /// A waiter gave up (cancelled); true when it was still waiting.
+    /// A waiter gave up (cancelled, or its deadline passed), in either sub-state; true when it
+    /// was still waiting.
     mutating func cancelWaiter(_ origin: Origin, _ waiter: Int) -> Bool {
-        guard let index = origins[origin]?.waiters.firstIndex(of: waiter) else { return false }
+        guard let entry = origins[origin], entry.waiters.contains(waiter) || entry.http2.waiters.contains(waiter)
+        else { return false }
         var state = take(origin)
-        state.waiters.remove(at: index)
+        state.waiters.removeAll { $0 == waiter }
+        state.http2.waiters.removeAll { $0 == waiter }
         store(origin, state)
         return true
     }
+
+    // MARK: HTTP/2
+
+    enum StreamClaim {
+        /// A stream slot on this connection was reserved for the caller.
+        case stream(Multiplexed)
+        /// The caller opens the origin's next connection, then reports
+        /// ``streamConnectionOpened(_:_:)``, ``learnedHTTP1(_:)`` or ``streamConnectionFailed(_:)``.
+        case open
+        /// The origin speaks HTTP/1.1 only: acquire an HTTP/1.1 connection.
+        case http1
+        /// Wait for a change (the waiter is told with the others), then claim again.
+        case wait
+    }
+
+    /// A stream for a request to `origin`, the task of opening its next connection, or the word
+    /// that it speaks HTTP/1.1. `avoiding`: a connection not to use (it refused the request
+    /// just now); `reserve` takes a slot on a connection, false when it has none free.
+    mutating func claimStream(
+        _ origin: Origin,
+        waiter: Int,
+        avoiding: Multiplexed? = nil,
+        isUsable: (Multiplexed) -> Bool,
+        reserve: (Multiplexed) -> Bool
+    ) -> StreamClaim {
+        let limit = limit
+        return withState(origin) { state in
+            if state.http2.speaksHTTP1 { return .http1 }
+            state.http2.connections.removeAll { !isUsable($0) }
+            if let connection = state.http2.connections.first(where: { $0 !== avoiding && reserve($0) }) {
+                return .stream(connection)
+            }
+            if !state.http2.opening, state.http2.connections.count < limit {
+                state.http2.opening = true
+                return .open
+            }
+            // At the limit with only the connection to avoid: it is better than none.
+            if !state.http2.opening, let avoiding, state.http2.connections.contains(where: { $0 === avoiding }),
+                reserve(avoiding)
+            {
+                return .stream(avoiding)
+            }
+            state.http2.waiters.append(waiter)
+            return .wait
+        }
+    }
+
+    /// The connection the claimant opened speaks HTTP/2: it joins the origin's connections (the
+    /// claimant reserved its stream). Returns the waiters to wake.
+    mutating func streamConnectionOpened(_ origin: Origin, _ connection: Multiplexed) -> [Int] {
+        withState(origin) { state in
+            state.http2.opening = false
+            state.http2.connections.append(connection)
+            return state.http2.takeWaiters()
+        }
+    }
+
+    /// The origin speaks HTTP/1.1 only (its ALPN answer, or HTTP_1_1_REQUIRED). With `adopting`,
+    /// the claimant's new connection is in use as an HTTP/1.1 one. Returns the waiters to wake.
+    mutating func learnedHTTP1(_ origin: Origin, adopting: Bool = false) -> [Int] {
+        withState(origin) { state in
+            state.http2.opening = false
+            state.http2.speaksHTTP1 = true
+            if adopting { state.leased += 1 }
+            return state.http2.takeWaiters()
+        }
+    }
+
+    /// Opening failed: the next claimant tries. Returns the waiters to wake.
+    mutating func streamConnectionFailed(_ origin: Origin) -> [Int] {
+        withState(origin) { state in
+            state.http2.opening = false
+            return state.http2.takeWaiters()
+        }
+    }
+
+    /// A connection takes no new stream (GOAWAY, failure, idle close): forgotten. Returns the
+    /// waiters to wake.
+    mutating func retired(_ origin: Origin, _ connection: Multiplexed) -> [Int] {
+        withState(origin) { state in
+            state.http2.connections.removeAll { $0 === connection }
+            return state.http2.takeWaiters()
+        }
+    }
+
+    /// A stream slot came free on one of `origin`'s connections. Returns the waiters to wake.
+    mutating func slotFreed(_ origin: Origin) -> [Int] {
+        guard origins[origin]?.http2.waiters.isEmpty == false else { return [] }
+        return withState(origin) { $0.http2.takeWaiters() }
+    }
+
+    /// Every HTTP/2 connection, over every origin.
+    var multiplexedConnections: [Multiplexed] { origins.values.flatMap(\.http2.connections) }
 
     /// Idle connections past the idle timeout, removed from the pool.
     mutating func evictExpired(now: ContinuousClock.Instant) -> [Connection] {
