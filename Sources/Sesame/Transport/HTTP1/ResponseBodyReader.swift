@@ -10,9 +10,8 @@ final class ResponseBodyReader: ResponseReader {
     private let isHeadRequest: Bool
     /// The decoded-body limit, nil when bodies are not decoded.
     private let decodedBodyLimit: Int?
-    private let onWireEvent: (@Sendable (HTTP1Exchange.WireEvent) -> Void)?
-    private let timeout: Duration
-    private let deadline: ContinuousClock.Instant
+    private let onWireEvent: (@Sendable (WireEvent) -> Void)?
+    private let limits: ReadLimits
     private let requestAsksToClose: Bool
     private var parser: HTTP1ResponseParser
     private var events: [HTTP1ResponseParser.Event] = []
@@ -28,19 +27,18 @@ final class ResponseBodyReader: ResponseReader {
         lease: ConnectionPool.Lease,
         pool: ConnectionPool,
         request: HTTPRequest,
-        settings: HTTP1Exchange.Settings,
+        settings: ExchangeSettings,
         timeout: Duration,
         deadline: ContinuousClock.Instant,
         requestAsksToClose: Bool
     ) {
-        self.deadline = deadline
         self.lease = lease
         self.pool = pool
         url = request.url
         isHeadRequest = request.method.caseInsensitiveEquals("HEAD")
         decodedBodyLimit = settings.decodedBodyLimit
         onWireEvent = settings.onWireEvent
-        self.timeout = timeout
+        limits = ReadLimits(timeout: timeout, deadline: deadline, clock: lease.connection.loop.clock)
         self.requestAsksToClose = requestAsksToClose
         self.parser = HTTP1ResponseParser(requestMethod: request.method)
     }
@@ -95,17 +93,10 @@ final class ResponseBodyReader: ResponseReader {
 
     /// The next bytes, within the idle timeout and the task's overall deadline.
     private func readMore(sendingFirst request: [UInt8]? = nil) async throws -> [UInt8] {
-        let remaining = lease.connection.loop.now.duration(to: deadline)
-        guard remaining > .zero else {
-            throw SesameError(.timeout, "the task did not finish within the resource timeout")
-        }
-        do {
-            if let request {
-                return try await lease.connection.writeThenRead(request, timeout: min(timeout, remaining))
-            }
-            return try await lease.connection.read(maxLength: 65_536, timeout: min(timeout, remaining))
-        } catch let error as SesameError where error.code == .timeout && remaining < timeout {
-            throw SesameError(.timeout, "the task did not finish within the resource timeout")
+        let connection = lease.connection
+        return try await limits.wait { limit in
+            if let request { return try await connection.writeThenRead(request, timeout: limit) }
+            return try await connection.read(maxLength: 65_536, timeout: limit)
         }
     }
 

@@ -10,9 +10,8 @@ final class HTTP2ResponseReader: ResponseReader {
     private let url: URL
     private let isHeadRequest: Bool
     private let decodedBodyLimit: Int?
-    private let onWireEvent: (@Sendable (HTTP1Exchange.WireEvent) -> Void)?
-    private let timeout: Duration
-    private let deadline: ContinuousClock.Instant
+    private let onWireEvent: (@Sendable (WireEvent) -> Void)?
+    private let limits: ReadLimits
     private var inflater: (any BodyDecoder)?
     private var finished = false
     private var ended = false
@@ -23,7 +22,7 @@ final class HTTP2ResponseReader: ResponseReader {
         _ connection: HTTP2Connection,
         stream: Int32,
         request: HTTPRequest,
-        settings: HTTP1Exchange.Settings,
+        settings: ExchangeSettings,
         timeout: Duration,
         deadline: ContinuousClock.Instant
     ) {
@@ -33,8 +32,7 @@ final class HTTP2ResponseReader: ResponseReader {
         isHeadRequest = request.method.caseInsensitiveEquals("HEAD")
         decodedBodyLimit = settings.decodedBodyLimit
         onWireEvent = settings.onWireEvent
-        self.timeout = timeout
-        self.deadline = deadline
+        limits = ReadLimits(timeout: timeout, deadline: deadline, clock: connection.loop.clock)
     }
 
     deinit {
@@ -45,7 +43,7 @@ final class HTTP2ResponseReader: ResponseReader {
     /// 100 arrived, or nothing did within `wait`); false when the final response (or the
     /// stream's end) came first: the body is not sent, and ``readHead()`` reads that response.
     func awaitContinue(within wait: Duration) async throws -> Bool {
-        let until = min(connection.loop.now + wait, deadline)
+        let until = min(connection.loop.now + wait, limits.deadline)
         while let item = try await connection.peek(on: stream, until: until) {
             guard case .head(let status, let fields) = item, status < 200 else { return false }
             _ = try await nextItem()
@@ -127,15 +125,8 @@ final class HTTP2ResponseReader: ResponseReader {
 
     /// The stream's next item, within the idle timeout and the task's overall deadline.
     private func nextItem() async throws -> HTTP2StreamState.Item {
-        let remaining = connection.loop.now.duration(to: deadline)
-        guard remaining > .zero else {
-            throw SesameError(.timeout, "the task did not finish within the resource timeout")
-        }
-        do {
-            return try await connection.next(on: stream, timeout: min(timeout, remaining))
-        } catch let error as SesameError where error.code == .timeout && remaining < timeout {
-            throw SesameError(.timeout, "the task did not finish within the resource timeout")
-        }
+        let (connection, stream) = (connection, stream)
+        return try await limits.wait { limit in try await connection.next(on: stream, timeout: limit) }
     }
 
     private func report(_ status: Int, _ fields: HTTPHeaders) {
