@@ -93,7 +93,7 @@ extension ChallengeResolver.Authorizer {
         case .digest(let digest):
             let (value, expectation) = try digest.authorization(
                 method: request.method,
-                uri: uri ?? HTTP1Exchange.target(of: request.url),
+                uri: uri ?? RequestHead.target(of: request.url),
                 bodyHash: { try request.body?.hexHash(digest.algorithm.hash) ?? digest.algorithm.hex([UInt8]()) }
             )
             return (value, expectation)

@@ -26,7 +26,7 @@ public final class Session: Sendable {
     /// The configuration's proxies, parsed once.
     let proxyRouter: ProxyRouter
     /// What each exchange needs of the configuration.
-    let exchangeSettings: HTTP1Exchange.Settings
+    let exchangeSettings: ExchangeSettings
     /// The last requested URL's origin and request target (see `URLPartsCache`).
     let urlParts = URLPartsCache()
     let preemptive = PreemptiveAuthentication()
@@ -60,7 +60,7 @@ public final class Session: Sendable {
         self.delegate = delegate
         self.loop = eventLoop
         self.proxyRouter = ProxyRouter(configuration.proxy)
-        self.exchangeSettings = HTTP1Exchange.Settings(configuration)
+        self.exchangeSettings = ExchangeSettings(configuration)
         // TLS decisions become challenges for a delegate (`handshakeHooks(for:)`), unless the
         // configuration decides them itself through explicit hooks. With no delegate to ask:
         let reference = SessionReference()

@@ -22,7 +22,7 @@ final class URLPartsCache: Sendable {
             return last.parts
         }
         if let cached { return cached }
-        let parts = Parts(origin: Origin(url), target: HTTP1Exchange.target(of: url))
+        let parts = Parts(origin: Origin(url), target: RequestHead.target(of: url))
         last.withLock { $0 = (url, parts) }
         return parts
     }

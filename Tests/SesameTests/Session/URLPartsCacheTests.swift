@@ -11,7 +11,7 @@ import Testing
         for url in [first, first, second, first] {
             let parts = cache.parts(of: url)
             #expect(parts.origin == Origin(url))
-            #expect(parts.target == HTTP1Exchange.target(of: url))
+            #expect(parts.target == RequestHead.target(of: url))
         }
         #expect(cache.parts(of: first).origin?.host == "example.com")
         #expect(cache.parts(of: first).target == "/a%20b?q=1")
