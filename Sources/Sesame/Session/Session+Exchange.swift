@@ -2,10 +2,10 @@ import FoundationEssentials
 import Glibc
 
 extension Session {
-    /// One exchange, over HTTP/2 or HTTP/1.1 as the configuration and the origin allow. Sent
-    /// again, on a new connection, when the server says it did not process it (GOAWAY,
-    /// REFUSED_STREAM; HTTP_1_1_REQUIRED sends it over HTTP/1.1), and once when a reused
-    /// connection proves closed before any answer (idempotent requests only).
+    /// One attempt at an exchange, over the carrier the pool gives: an HTTP/2 stream or an
+    /// HTTP/1.1 connection, as the configuration, the origin and `exchange` allow.
+    /// - Throws: ``TaskStateMachine/SendFailure`` when the request got no answer for a reason
+    ///   sending it again may cure (the task's state machine decides whether it is sent again).
     func send(
         _ request: HTTPRequest,
         _ exchange: TaskStateMachine.Exchange,
@@ -15,60 +15,49 @@ extension Session {
     ) async throws -> any ResponseReader {
         var origin = exchange.origin
         origin.route = exchange.route
-        var (staleRetries, unprocessedRetries) = (0, 0)
-        var http1Only = false
-        var refusedBy: HTTP2Connection?
         let progress = bodyProgress(for: request, task: task)
-        let replayable = request.body?.isReplayable ?? true
-        while true {
-            let carrier = try await carrier(
-                for: origin,
-                task: task,
-                deadline: deadline,
-                http1Only: http1Only,
-                avoiding: refusedBy,
-                preferring: preferring
-            )
-            switch carrier {
-            case .http1(let lease):
-                observeConnected(lease.connection, origin: origin, reused: lease.isReused)
-                do {
-                    return try await HTTP1Exchange.send(
-                        request,
-                        target: exchange.target,
-                        on: lease,
-                        pool: pool,
-                        settings: exchangeSettings,
-                        deadline: deadline,
-                        progress: progress
-                    )
-                } catch let stale as HTTP1Exchange.StaleConnection {
-                    staleRetries += 1
-                    guard staleRetries == 1, request.isIdempotent, replayable else { throw stale.underlying }
-                }
-            case .http2(let connection, let reused):
-                observeConnected(connection.connection, origin: origin, reused: reused)
-                do {
-                    return try await HTTP2Exchange.send(
-                        request,
-                        target: exchange.target,
-                        on: connection,
-                        settings: exchangeSettings,
-                        deadline: deadline,
-                        progress: progress
-                    )
-                } catch let unprocessed as HTTP2Exchange.Unprocessed {
-                    unprocessedRetries += 1
-                    // A closed connection may have carried the request to the server; GOAWAY and
-                    // the stream errors say it did not.
-                    let mayRetry = unprocessed.certain || (reused && request.isIdempotent)
-                    guard unprocessedRetries <= 3, replayable, mayRetry else { throw unprocessed.underlying }
-                    refusedBy = connection
-                    if unprocessed.requiresHTTP1 {
-                        pool.speaksHTTP1(origin)
-                        http1Only = true
-                    }
-                }
+        let carrier = try await carrier(
+            for: origin,
+            task: task,
+            deadline: deadline,
+            http1Only: exchange.http1Only,
+            avoiding: exchange.avoiding,
+            preferring: preferring
+        )
+        switch carrier {
+        case .http1(let lease):
+            observeConnected(lease.connection, origin: origin, reused: lease.isReused)
+            do {
+                return try await HTTP1Exchange.send(
+                    request,
+                    target: exchange.target,
+                    on: lease,
+                    pool: pool,
+                    settings: exchangeSettings,
+                    deadline: deadline,
+                    progress: progress
+                )
+            } catch let stale as HTTP1Exchange.StaleConnection {
+                throw TaskStateMachine.SendFailure.staleConnection(stale.underlying)
+            }
+        case .http2(let connection, let reused):
+            observeConnected(connection.connection, origin: origin, reused: reused)
+            do {
+                return try await HTTP2Exchange.send(
+                    request,
+                    target: exchange.target,
+                    on: connection,
+                    settings: exchangeSettings,
+                    deadline: deadline,
+                    progress: progress
+                )
+            } catch let unprocessed as HTTP2Exchange.Unprocessed {
+                if unprocessed.requiresHTTP1 { pool.speaksHTTP1(origin) }
+                throw TaskStateMachine.SendFailure.unprocessed(
+                    unprocessed,
+                    connection: connection,
+                    reused: reused
+                )
             }
         }
     }
@@ -85,7 +74,7 @@ extension Session {
 
     /// Counts the body bytes `task` sends and tells its first delegate; nil when there is no body
     /// or no delegate to tell (the count then stays with the task alone).
-    private func bodyProgress(for request: HTTPRequest, task: SessionTask) -> HTTP1Exchange.BodyProgress? {
+    private func bodyProgress(for request: HTTPRequest, task: SessionTask) -> BodyProgress? {
         guard request.hasBody else { return nil }
         guard let first = task.delegate ?? delegate else {
             return { count in _ = task.sent(count) }
@@ -107,7 +96,7 @@ extension Session {
     }
 }
 
-extension HTTP1Exchange.Settings {
+extension ExchangeSettings {
     /// What an exchange takes from `configuration`: headers to add, the request timeout, the
     /// decoding limit, and the heads reported to the event observer.
     init(_ configuration: SessionConfiguration) {
@@ -115,7 +104,7 @@ extension HTTP1Exchange.Settings {
         if configuration.decodesContent {
             added.append(HTTPHeaders.Field(name: "Accept-Encoding", value: BodyDecoding.acceptEncoding))
         }
-        var onWireEvent: (@Sendable (HTTP1Exchange.WireEvent) -> Void)?
+        var onWireEvent: (@Sendable (WireEvent) -> Void)?
         if let observer = configuration.eventObserver {
             onWireEvent = { @Sendable event in
                 switch event {

@@ -16,7 +16,7 @@ extension Session {
         task: SessionTask,
         deadline: ContinuousClock.Instant,
         http1Only: Bool,
-        avoiding: HTTP2Connection? = nil,
+        avoiding: (any AnyObject & Sendable)? = nil,
         preferring: Connection? = nil
     ) async throws -> ConnectionPool.Carrier {
         try await pool.carrier(

@@ -57,21 +57,16 @@ extension Session {
                 lastConnection = reader?.exclusiveConnection
                 await reader?.discard()
                 reader = nil
-                var routing = try routing(for: machine)
-                if machine.wantsBearerToken, let tokenSource {
-                    do {
-                        routing.bearerToken = try await tokenSource.token(for: machine.origin)
-                    } catch {
-                        action = machine.failed(error)
-                        continue
-                    }
-                }
-                action = machine.routed(routing)
+                action = try await route(&machine)
             case .send(let exchange):
-                let sent = try await sendWithCookies(exchange, machine, task, deadline, preferring: lastConnection)
-                lastConnection = nil
-                reader = sent
-                guard let response = sent.response else { throw SesameError(.protocolError, "no response head") }
+                defer { lastConnection = nil }
+                do {
+                    reader = try await sendWithCookies(exchange, machine, task, deadline, preferring: lastConnection)
+                } catch let failure as TaskStateMachine.SendFailure {
+                    action = machine.sendFailed(failure)
+                    continue
+                }
+                guard let response = reader?.response else { throw SesameError(.protocolError, "no response head") }
                 action = machine.responseHead(response)
             case .lookUpCredential(let space):
                 do {
@@ -113,6 +108,20 @@ extension Session {
                 throw error
             }
         }
+    }
+
+    /// Routes the machine's next request and tells it what the session knows for it (the
+    /// session's Bearer token included, when it wants one).
+    private func route(_ machine: inout TaskStateMachine) async throws -> TaskStateMachine.Action {
+        var routing = try routing(for: machine)
+        if machine.wantsBearerToken, let tokenSource {
+            do {
+                routing.bearerToken = try await tokenSource.token(for: machine.origin)
+            } catch {
+                return machine.failed(error)
+            }
+        }
+        return machine.routed(routing)
     }
 
     /// The state machine of `task`'s journey, with the session's settings and delegates.

@@ -18,7 +18,7 @@ struct TaskStateMachine {
         /// ``routed(_:)``.
         case route
         /// Send this request (the one on the wire, headers added); answer with
-        /// ``responseHead(_:)`` or ``failed(_:)``.
+        /// ``responseHead(_:)``, ``sendFailed(_:)`` or ``failed(_:)``.
         case send(Exchange)
         /// Find a credential without asking; answer with ``credentialFound(_:)`` or ``failed(_:)``.
         case lookUpCredential(ProtectionSpace)
@@ -50,12 +50,32 @@ struct TaskStateMachine {
         let origin: Origin
         let target: String
         let route: ProxyRoute
+        /// Over HTTP/1.1 only: the server asked for it on an HTTP/2 stream.
+        var http1Only = false
+        /// The HTTP/2 connection that last left the request unprocessed, to pass over when the
+        /// origin has another (held, so that no new connection can take its identity).
+        var avoiding: (any AnyObject & Sendable)?
         /// The forwarding proxy the request goes through, if any.
         var forwardProxy: ProxyEndpoint? {
             if case .forward(let proxy) = route { return proxy }
             return nil
         }
     }
+
+    /// Why a request sent got no answer, where sending it again on another connection may get
+    /// one.
+    enum SendFailure: Error {
+        /// A kept-alive HTTP/1.1 connection proved closed before any of the answer came: the
+        /// server may have acted on the request.
+        case staleConnection(SesameError)
+        /// An HTTP/2 stream ended without the server processing it (or, when not
+        /// `certain`, without any of the answer); `reused`: its connection had carried streams
+        /// before.
+        case unprocessed(HTTP2Exchange.Unprocessed, connection: any AnyObject & Sendable, reused: Bool)
+    }
+
+    /// How often one exchange is sent again after an HTTP/2 connection left it unprocessed.
+    static let maximumUnprocessedSends = 3
 
     /// What the driver found out for the next request.
     struct Routing: Sendable {
@@ -134,6 +154,9 @@ struct TaskStateMachine {
     private var sentToken: IssuedToken?
     /// Whether the task has had its one token refresh.
     private var refreshedToken = false
+    /// The exchange on the wire, and how often it was sent again.
+    private var sending: Exchange?
+    private var resends = (stale: 0, unprocessed: 0)
 
     /// - Parameters:
     ///   - request: the task's request, whose URL is an absolute http or https URL at `origin`.
@@ -199,7 +222,7 @@ struct TaskStateMachine {
                 forwardProxy = proxy
                 let known = routing.knownProxyAttempt
                 proxyHop.route(through: proxy, credential: routing.proxyCredential, known: known)
-                let uri = HTTP1Exchange.requestTarget(of: request.url, route: routing.route, originForm: target)
+                let uri = RequestHead.requestTarget(of: request.url, route: routing.route, originForm: target)
                 if let (value, _) = try proxyHop.authorization(for: request, uri: uri) {
                     wire.headers.replaceOrAdd(name: "Proxy-Authorization", value: value)
                 }
@@ -222,7 +245,36 @@ struct TaskStateMachine {
         } catch {
             return fail(error)
         }
-        return .send(Exchange(request: wire, origin: origin, target: target, route: routing.route))
+        let exchange = Exchange(request: wire, origin: origin, target: target, route: routing.route)
+        sending = exchange
+        resends = (0, 0)
+        return .send(exchange)
+    }
+
+    /// The exchange got no answer for a reason sending it again may cure: it is sent again when
+    /// the server cannot have acted on it (or the request is idempotent) and its body can be
+    /// sent again, once after a stale HTTP/1.1 connection and up to
+    /// ``maximumUnprocessedSends`` times after HTTP/2 ones; else the task fails.
+    mutating func sendFailed(_ failure: SendFailure) -> Action {
+        guard case .waitingForHead = state, var exchange = sending else { return impossible("sendFailed") }
+        let replayable = exchange.request.body?.isReplayable ?? true
+        switch failure {
+        case .staleConnection(let error):
+            resends.stale += 1
+            guard resends.stale == 1, exchange.request.isIdempotent, replayable else { return fail(error) }
+        case .unprocessed(let unprocessed, let connection, let reused):
+            resends.unprocessed += 1
+            // A connection that closed may have carried the request to the server; GOAWAY and the
+            // stream errors say it did not.
+            let mayResend = unprocessed.certain || (reused && exchange.request.isIdempotent)
+            guard resends.unprocessed <= Self.maximumUnprocessedSends, replayable, mayResend else {
+                return fail(unprocessed.underlying)
+            }
+            exchange.avoiding = connection
+            if unprocessed.requiresHTTP1 { exchange.http1Only = true }
+        }
+        sending = exchange
+        return .send(exchange)
     }
 
     mutating func responseHead(_ response: HTTPResponse) -> Action {
@@ -302,7 +354,7 @@ struct TaskStateMachine {
         if next != origin {
             for name in RedirectPolicy.originBoundHeaders { followed.headers.remove(name: name) }
         }
-        (request, origin, target) = (followed, next, HTTP1Exchange.target(of: followed.url))
+        (request, origin, target) = (followed, next, RequestHead.target(of: followed.url))
         effects.append(.redirected(status: received.response.status, to: followed.url))
         state = .routing
         return .followRedirect(followed)

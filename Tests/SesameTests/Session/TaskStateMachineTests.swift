@@ -22,7 +22,7 @@ import Testing
         return TaskStateMachine(
             request: request,
             origin: origin,
-            target: HTTP1Exchange.target(of: request.url),
+            target: RequestHead.target(of: request.url),
             settings: TaskStateMachine.Settings(configuration),
             task: SessionTask(request: request, delegate: nil),
             hasTaskDelegate: taskDelegate,
@@ -75,6 +75,96 @@ import Testing
         }
         #expect(final.status == 200)
         #expect(machine.takeEffects().isEmpty)
+    }
+
+    // MARK: Sending again
+
+    /// The exchange `action` sends, or a recorded issue.
+    func exchange(
+        _ action: TaskStateMachine.Action,
+        _ where: SourceLocation = #_sourceLocation
+    ) -> TaskStateMachine.Exchange? {
+        guard case .send(let exchange) = action else {
+            Issue.record("expected a send, got \(action)", sourceLocation: `where`)
+            return nil
+        }
+        return exchange
+    }
+
+    func failure(_ action: TaskStateMachine.Action) -> SesameError? {
+        guard case .fail(let error) = action else { return nil }
+        return error as? SesameError
+    }
+
+    final class Carrier: Sendable {}
+
+    @Test func anIdempotentRequestOnAStaleConnectionIsSentOnceMore() throws {
+        var machine = machine()
+        _ = try #require(sendFirst(&machine))
+        let closed = SesameError(.connectionClosed, "closed before the answer")
+        let again = try #require(exchange(machine.sendFailed(.staleConnection(closed))))
+        #expect(again.request.url == Self.page && !again.http1Only && again.avoiding == nil)
+        #expect(failure(machine.sendFailed(.staleConnection(closed)))?.code == .connectionClosed)
+    }
+
+    @Test func aPOSTOnAStaleConnectionIsNotSentAgain() throws {
+        var post = HTTPRequest(url: Self.page)
+        post.method = "POST"
+        post.body = .data(Data("x".utf8))
+        var machine = machine(post)
+        _ = try #require(sendFirst(&machine))
+        let closed = SesameError(.connectionClosed, "closed before the answer")
+        #expect(failure(machine.sendFailed(.staleConnection(closed)))?.code == .connectionClosed)
+    }
+
+    @Test func aRequestTheServerDidNotProcessGoesElsewhereAFewTimesThenFails() throws {
+        var post = HTTPRequest(url: Self.page)
+        post.method = "POST"
+        post.body = .data(Data("x".utf8))
+        var machine = machine(post)
+        _ = try #require(sendFirst(&machine))
+        let carrier = Carrier()
+        let refused = HTTP2Exchange.Unprocessed(SesameError(.connectionReset, "REFUSED_STREAM"), certain: true)
+        for _ in 0..<TaskStateMachine.maximumUnprocessedSends {
+            let failure = TaskStateMachine.SendFailure.unprocessed(
+                refused,
+                connection: carrier,
+                reused: false
+            )
+            let again = try #require(exchange(machine.sendFailed(failure)))
+            #expect(again.avoiding === carrier && !again.http1Only)
+        }
+        let last = TaskStateMachine.SendFailure.unprocessed(refused, connection: carrier, reused: true)
+        #expect(failure(machine.sendFailed(last))?.code == .connectionReset)
+    }
+
+    @Test func http11RequiredSendsTheRequestOverHTTP11() throws {
+        var machine = machine()
+        _ = try #require(sendFirst(&machine))
+        let carrier = Carrier()
+        let required = HTTP2Exchange.Unprocessed(
+            SesameError(.protocolError, "HTTP_1_1_REQUIRED"),
+            certain: true,
+            requiresHTTP1: true
+        )
+        let failure = TaskStateMachine.SendFailure.unprocessed(required, connection: carrier, reused: true)
+        let again = try #require(exchange(machine.sendFailed(failure)))
+        #expect(again.http1Only)
+    }
+
+    /// A connection that ended before any of the answer may have carried the request: sent again
+    /// only when it is idempotent and the connection had proved itself before.
+    @Test func aLostStreamIsSentAgainOnlyWhenIdempotentOnAReusedConnection() throws {
+        let carrier = Carrier()
+        let lost = HTTP2Exchange.Unprocessed(SesameError(.connectionClosed, "closed"), certain: false)
+        var fresh = machine()
+        _ = try #require(sendFirst(&fresh))
+        let onNew = TaskStateMachine.SendFailure.unprocessed(lost, connection: carrier, reused: false)
+        #expect(failure(fresh.sendFailed(onNew))?.code == .connectionClosed)
+        var reused = machine()
+        _ = try #require(sendFirst(&reused))
+        let onOld = TaskStateMachine.SendFailure.unprocessed(lost, connection: carrier, reused: true)
+        #expect(exchange(reused.sendFailed(onOld)) != nil)
     }
 
     @Test func aKnownCredentialGoesOutPreemptivelyAndIsNotKeptAgain() throws {
@@ -360,7 +450,7 @@ import Testing
         return TaskStateMachine(
             request: request,
             origin: Origin(request.url)!,
-            target: HTTP1Exchange.target(of: request.url),
+            target: RequestHead.target(of: request.url),
             settings: TaskStateMachine.Settings(configuration),
             task: SessionTask(request: request, delegate: nil),
             hasTaskDelegate: false,

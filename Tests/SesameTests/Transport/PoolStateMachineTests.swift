@@ -176,7 +176,13 @@ import Testing
         _ waiter: Int,
         avoiding: FakeMultiplexed? = nil
     ) -> Machine.StreamClaim {
-        machine.claimStream(origin, waiter: waiter, avoiding: avoiding, isUsable: \.usable, reserve: { $0.reserve() })
+        machine.claimStream(
+            origin,
+            waiter: waiter,
+            avoiding: avoiding,
+            isUsable: \.usable,
+            reserve: { $0.reserve() }
+        )
     }
 
     @Test func oneRequestOpensTheFirstConnectionWhileTheOthersWaitThenAllShareIt() {

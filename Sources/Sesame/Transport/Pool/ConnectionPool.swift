@@ -92,7 +92,7 @@ final class ConnectionPool: Sendable {
         for origin: Origin,
         http2: HTTP2Use?,
         deadline: ContinuousClock.Instant,
-        avoiding: HTTP2Connection? = nil,
+        avoiding: AnyObject? = nil,
         preferring: Connection? = nil,
         open: Opener
     ) async throws -> Carrier {

@@ -182,7 +182,7 @@ struct PoolStateMachine<Connection: AnyObject, Multiplexed: AnyObject> {
     mutating func claimStream(
         _ origin: Origin,
         waiter: Int,
-        avoiding: Multiplexed? = nil,
+        avoiding: AnyObject? = nil,
         isUsable: (Multiplexed) -> Bool,
         reserve: (Multiplexed) -> Bool
     ) -> StreamClaim {
@@ -190,18 +190,17 @@ struct PoolStateMachine<Connection: AnyObject, Multiplexed: AnyObject> {
         return withState(origin) { state in
             if state.http2.speaksHTTP1 { return .http1 }
             state.http2.connections.removeAll { !isUsable($0) }
-            if let connection = state.http2.connections.first(where: { $0 !== avoiding && reserve($0) }) {
-                return .stream(connection)
-            }
+            let usable = state.http2.connections.first { $0 !== avoiding && reserve($0) }
+            if let usable { return .stream(usable) }
             if !state.http2.opening, state.http2.connections.count < limit {
                 state.http2.opening = true
                 return .open
             }
             // At the limit with only the connection to avoid: it is better than none.
-            if !state.http2.opening, let avoiding, state.http2.connections.contains(where: { $0 === avoiding }),
-                reserve(avoiding)
+            if !state.http2.opening, let avoided = state.http2.connections.first(where: { $0 === avoiding }),
+                reserve(avoided)
             {
-                return .stream(avoiding)
+                return .stream(avoided)
             }
             state.http2.waiters.append(waiter)
             return .wait
