@@ -44,6 +44,14 @@ final class ConnectionPool: Sendable {
     /// a proxy's challenge or a handshake's decision goes to, and the pool knows nothing of them.
     typealias Opener = @Sendable (Origin, ContinuousClock.Instant?, _ offersHTTP2: Bool) async throws -> Connection
 
+    /// What a request waits for, as its errors name it.
+    private enum Awaited: String {
+        case connection = "connection"
+        case stream = "HTTP/2 stream"
+
+        var withArticle: String { self == .connection ? "a connection" : "an HTTP/2 stream" }
+    }
+
     /// What a waiting request is told.
     private enum WaiterOutcome: Sendable {
         /// An HTTP/1.1 connection handed over from a request that ended.
@@ -113,7 +121,7 @@ final class ConnectionPool: Sendable {
             case .open:
                 return try await openForStream(origin, http2, deadline: deadline, open: open)
             case .wait:
-                _ = try await wait(origin, id, deadline: deadline, for: "an HTTP/2 stream")
+                _ = try await wait(origin, id, deadline: deadline, for: .stream)
             }
         }
     }
@@ -195,7 +203,7 @@ final class ConnectionPool: Sendable {
         case .connect:
             return try await openConnection(origin, deadline, open)
         case .wait:
-            switch try await wait(origin, id, deadline: deadline, for: "a connection") {
+            switch try await wait(origin, id, deadline: deadline, for: .connection) {
             case .reuse(let connection): return Lease(lending: connection, origin: origin, isReused: true)
             case .connect, .claimAgain: return try await openConnection(origin, deadline, open)
             }
@@ -208,12 +216,12 @@ final class ConnectionPool: Sendable {
         _ origin: Origin,
         _ id: Int,
         deadline: ContinuousClock.Instant?,
-        for what: String
+        for awaited: Awaited
     ) async throws -> WaiterOutcome {
         let timer = deadline.map { deadline in
             LoopTimer(on: loop, at: deadline) { [self] in
                 guard machine.withLock({ $0.cancelWaiter(origin, id) }) else { return }
-                deliver(id, .failure(SesameError(.timeout, "no \(what) to \(origin) was free in time")))
+                deliver(id, .failure(SesameError(.timeout, "no \(awaited.rawValue) to \(origin) was free in time")))
             }
         }
         defer { timer?.cancel() }
@@ -228,7 +236,10 @@ final class ConnectionPool: Sendable {
             }
         } onCancel: {
             if machine.withLock({ $0.cancelWaiter(origin, id) }) {
-                deliver(id, .failure(SesameError(.cancelled, "waiting for \(what) to \(origin) was cancelled")))
+                deliver(
+                    id,
+                    .failure(SesameError(.cancelled, "waiting for \(awaited.withArticle) to \(origin) was cancelled"))
+                )
             }
         }
     }
