@@ -282,6 +282,7 @@ struct TaskStateMachine {
             return impossible("responseHead")
         }
         let received = Received(response: response, forwardProxy: forwardProxy, expectation: expectation)
+        sending = nil  // answered: no resend, and the connection it avoided is not kept alive
         // The proxy's answer first: a 407 is its challenge; anything else means it took what was sent.
         if let forwardProxy, received.proxyChallenged || proxyHop.attempt != nil {
             state = .resolving(.proxy, received)

@@ -98,6 +98,13 @@ import Testing
 
     final class Carrier: Sendable {}
 
+    static func post(_ body: HTTPBody) -> HTTPRequest {
+        var post = HTTPRequest(url: page)
+        post.method = "POST"
+        post.body = body
+        return post
+    }
+
     @Test func anIdempotentRequestOnAStaleConnectionIsSentOnceMore() throws {
         var machine = machine()
         _ = try #require(sendFirst(&machine))
@@ -108,20 +115,14 @@ import Testing
     }
 
     @Test func aPOSTOnAStaleConnectionIsNotSentAgain() throws {
-        var post = HTTPRequest(url: Self.page)
-        post.method = "POST"
-        post.body = .data(Data("x".utf8))
-        var machine = machine(post)
+        var machine = machine(Self.post(.data(Data("x".utf8))))
         _ = try #require(sendFirst(&machine))
         let closed = SesameError(.connectionClosed, "closed before the answer")
         #expect(failure(machine.sendFailed(.staleConnection(closed)))?.code == .connectionClosed)
     }
 
     @Test func aRequestTheServerDidNotProcessGoesElsewhereAFewTimesThenFails() throws {
-        var post = HTTPRequest(url: Self.page)
-        post.method = "POST"
-        post.body = .data(Data("x".utf8))
-        var machine = machine(post)
+        var machine = machine(Self.post(.data(Data("x".utf8))))
         _ = try #require(sendFirst(&machine))
         let carrier = Carrier()
         let refused = HTTP2Exchange.Unprocessed(SesameError(.connectionReset, "REFUSED_STREAM"), certain: true)
@@ -136,6 +137,15 @@ import Testing
         }
         let last = TaskStateMachine.SendFailure.unprocessed(refused, connection: carrier, reused: true)
         #expect(failure(machine.sendFailed(last))?.code == .connectionReset)
+    }
+
+    @Test func aStreamedBodyIsNotSentAgainEvenWhenTheServerDidNotProcessIt() throws {
+        let (stream, _) = AsyncThrowingStream<[UInt8], any Error>.makeStream()
+        var machine = machine(Self.post(.stream(length: nil, stream)))
+        _ = try #require(sendFirst(&machine))
+        let refused = HTTP2Exchange.Unprocessed(SesameError(.connectionReset, "REFUSED_STREAM"), certain: true)
+        let failure = TaskStateMachine.SendFailure.unprocessed(refused, connection: Carrier(), reused: true)
+        #expect(self.failure(machine.sendFailed(failure))?.code == .connectionReset)
     }
 
     @Test func http11RequiredSendsTheRequestOverHTTP11() throws {
