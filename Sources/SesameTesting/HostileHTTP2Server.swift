@@ -77,7 +77,8 @@ public final class HostileHTTP2Server: @unchecked Sendable {
     public var http1AnswerCount: Int { lock.withLock { http1Answers } }
     /// How many bytes of request bodies (DATA payloads) arrived, over every connection.
     public var bodyBytesReceived: Int { lock.withLock { bodyBytes } }
-    /// How many HTTP/2 requests' HEADERS arrived, over every connection, answered or not.
+    /// How many HEADERS frames the clients sent (a request's head, or its trailers), over every
+    /// connection, answered or not.
     public var requestHeadsReceived: Int { lock.withLock { requestHeads } }
 
     /// Stops accepting and ends every connection. Only shut down here: each descriptor is closed

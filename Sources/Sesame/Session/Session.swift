@@ -21,7 +21,7 @@ public final class Session: Sendable {
     /// (`withTaskExecutorPreference(session.eventLoop) { … }`) saves the hop there and back per
     /// request; code run there must not block, since every connection of the loop waits for it.
     public var eventLoop: EventLoop { loop }
-    /// The session's connections over both protocols, and what it learned of each origin's.
+    /// The session's connections over both protocols, and what it learned of each origin's protocol.
     let pool: ConnectionPool
     /// The configuration's proxies, parsed once.
     let proxyRouter: ProxyRouter
