@@ -2,28 +2,19 @@ import FoundationEssentials
 import Glibc
 
 extension Session {
-    /// One attempt at an exchange, over the carrier the pool gives: an HTTP/2 stream or an
-    /// HTTP/1.1 connection, as the configuration, the origin and `exchange` allow.
+    /// One attempt at an exchange over `carrier`: an HTTP/2 stream or an HTTP/1.1 connection.
     /// - Throws: ``TaskStateMachine/SendFailure`` when the request got no answer for a reason
     ///   sending it again may cure (the task's state machine decides whether it is sent again).
     func send(
         _ request: HTTPRequest,
         _ exchange: TaskStateMachine.Exchange,
+        over carrier: ConnectionPool.Carrier,
         task: SessionTask,
-        deadline: ContinuousClock.Instant,
-        preferring: Connection? = nil
+        deadline: ContinuousClock.Instant
     ) async throws -> any ResponseReader {
         var origin = exchange.origin
         origin.route = exchange.route
         let progress = bodyProgress(for: request, task: task)
-        let carrier = try await carrier(
-            for: origin,
-            task: task,
-            deadline: deadline,
-            http1Only: exchange.http1Only,
-            avoiding: exchange.avoiding,
-            preferring: preferring
-        )
         switch carrier {
         case .http1(let lease):
             observeConnected(lease.connection, origin: origin, reused: lease.isReused)

@@ -9,25 +9,22 @@ extension Session {
         }
     }
 
-    /// The carrier for the next request to `origin`, from the pool, which opens what it lacks
-    /// through ``openConnection(_:for:deadline:offersHTTP2:)`` on behalf of `task`.
-    func carrier(
-        for origin: Origin,
-        task: SessionTask,
+    /// What the pool gives the next request of `exchange`: a carrier, or the slot to open a
+    /// connection.
+    func grant(
+        for exchange: TaskStateMachine.Exchange,
         deadline: ContinuousClock.Instant,
-        http1Only: Bool,
-        avoiding: (any AnyObject & Sendable)? = nil,
         preferring: Connection? = nil
-    ) async throws -> ConnectionPool.Carrier {
-        try await pool.carrier(
+    ) async throws -> ConnectionPool.Grant {
+        var origin = exchange.origin
+        origin.route = exchange.route
+        return try await pool.carrier(
             for: origin,
-            http2: http1Only ? nil : http2Use(for: origin),
+            http2: exchange.http1Only ? nil : http2Use(for: origin),
             deadline: deadline,
-            avoiding: avoiding,
+            avoiding: exchange.avoiding,
             preferring: preferring
-        ) { [self] origin, deadline, offersHTTP2 in
-            try await openConnection(origin, for: task, deadline: deadline, offersHTTP2: offersHTTP2)
-        }
+        )
     }
 
     /// The TLS settings for a connection to an origin, offering `h2` or not.

@@ -1,41 +1,59 @@
 import FoundationEssentials
 import Glibc
 
+/// A tunnel being opened for a task: the pool's slot for the connection, and the connection to
+/// the proxy the last `CONNECT` went on, with what came after the proxy's answer and whether the
+/// proxy keeps the connection after a refusal.
+struct TunnelOpening {
+    let slot: ConnectionPool.OpeningSlot
+    var answered: (connection: Connection, leftover: [UInt8], reusable: Bool)?
+
+    init(_ slot: ConnectionPool.OpeningSlot) { self.slot = slot }
+
+    /// Closes the connection to the proxy; the slot goes back to the pool when this is dropped.
+    mutating func close() async {
+        await answered?.connection.close()
+        answered = nil
+    }
+}
+
 extension Session {
-    /// Opens a connection for a pool key: straight to the origin, to a forwarding proxy, or
-    /// through a `CONNECT` tunnel with TLS to the origin inside it.
-    func openConnection(
-        _ origin: Origin,
-        for task: SessionTask?,
-        deadline: ContinuousClock.Instant? = nil,
-        offersHTTP2: Bool = false
-    ) async throws -> Connection {
-        let connectTimeout = connectLimit(by: deadline)
-        let peer: (host: String, port: Int, usesTLS: Bool)
-        switch origin.route {
-        case .direct:
-            peer = (origin.host, origin.port, origin.isTLS)
-        case .forward(let proxy):
-            // TLS to an HTTPS proxy is trusted like any server: the proxy's name, the session's roots.
-            peer = (proxy.host, proxy.port, proxy.isTLS)
-        case .tunnel(let proxy):
-            return try await openTunnel(
-                to: origin,
-                through: proxy,
-                for: task,
-                deadline: deadline,
-                offersHTTP2: offersHTTP2
+    /// Opens the connection for `slot`, straight to the origin or to a forwarding proxy, and
+    /// hands it to the pool, which makes it the request's carrier.
+    func carrier(
+        opening slot: ConnectionPool.OpeningSlot,
+        for task: SessionTask,
+        deadline: ContinuousClock.Instant
+    ) async throws -> ConnectionPool.Carrier {
+        let origin = slot.origin
+        let connection: Connection
+        do {
+            connection = try await Connection.connect(
+                host: origin.route.proxy?.host ?? origin.host,
+                port: origin.route.proxy?.port ?? origin.port,
+                tls: try tls(for: origin, offersHTTP2: slot.offersHTTP2),
+                hooks: handshakeHooks(for: task),
+                connectTimeout: connectLimit(by: deadline),
+                nameCacheLifetime: configuration.nameCacheLifetime,
+                on: loop
             )
+        } catch {
+            pool.openFailed(slot)
+            throw error
         }
-        return try await Connection.connect(
-            host: peer.host,
-            port: peer.port,
-            tls: peer.usesTLS ? (origin.route == .direct ? originTLS(offersHTTP2: offersHTTP2) : proxyTLS) : nil,
-            hooks: handshakeHooks(for: task),
-            connectTimeout: connectTimeout,
-            nameCacheLifetime: configuration.nameCacheLifetime,
-            on: loop
-        )
+        return try await pool.opened(slot, connection)
+    }
+
+    /// The TLS settings of a connection opened for `origin`: the origin's own, or for a
+    /// forwarding proxy reached over TLS, the proxy's (trusted like any server: the proxy's
+    /// name, the session's roots); nil for plain TCP.
+    private func tls(for origin: Origin, offersHTTP2: Bool) throws -> TLSConfiguration? {
+        switch origin.route {
+        case .direct: return origin.isTLS ? originTLS(offersHTTP2: offersHTTP2) : nil
+        case .forward(let proxy): return proxy.isTLS ? proxyTLS : nil
+        case .tunnel:
+            throw SesameError(.internalError, "a tunnel to \(origin) is opened by the task's driver, not directly")
+        }
     }
 
     /// The time a new connection may take: the connect timeout, or what is left of the task's
@@ -45,99 +63,83 @@ extension Session {
         return max(.milliseconds(1), min(configuration.connectTimeout, loop.now.duration(to: deadline)))
     }
 
-    /// `CONNECT` through `proxy`, answering its 407s through the same resolver, delegates and
-    /// storage as a server's 401s (bounded by the failure limit), then TLS to the origin.
-    private func openTunnel(
-        to origin: Origin,
-        through proxy: ProxyEndpoint,
-        for task: SessionTask?,
-        deadline: ContinuousClock.Instant?,
-        offersHTTP2: Bool
-    ) async throws
-        -> Connection
-    {
-        // CONNECT's authority form always names the port (RFC 9110 9.3.6), also for an IPv6 host
-        // on the scheme's default port.
-        let name = origin.host.utf8.contains(UInt8(ascii: ":")) ? "[\(origin.host)]" : origin.host
-        let authority = "\(name):\(origin.port)"
-        guard let url = URL(string: "https://\(authority)/") else {
-            throw SesameError(.invalidArgument, "'\(authority)' cannot be the target of a CONNECT request")
-        }
-        var request = HTTPRequest(url: url)
-        request.method = "CONNECT"
-        var hop = try connectHop(to: proxy, for: url, task: task)
-        // A 407 after which the proxy keeps its connection lets the next CONNECT (NTLM's
-        // AUTHENTICATE, say) go on the same one; otherwise each costs a new connection. The
-        // resolver ends the loop long before this bound.
+    /// The credential the session keeps for `proxy`, sent with a tunnel's first `CONNECT`.
+    func knownTunnelAttempt(for exchange: TaskStateMachine.Exchange) -> ChallengeResolver.Attempt? {
+        guard case .tunnel(let proxy) = exchange.route else { return nil }
+        return proxyAuthorizations.withLock { $0[proxy] }
+    }
+
+    /// Sends one `CONNECT` of a tunnel being opened and returns the proxy's response head: on
+    /// the connection the proxy kept after its last answer (NTLM's three messages must share
+    /// one), else on a new one; a kept connection the proxy closed after all is replaced once.
+    func connectTunnel(
+        _ request: TaskStateMachine.TunnelRequest,
+        _ opening: inout TunnelOpening,
+        for task: SessionTask,
+        deadline: ContinuousClock.Instant
+    ) async throws -> HTTPResponse {
         var kept: Connection?
-        for _ in 0..<(2 * configuration.maximumAuthenticationFailures + 8) {
-            let wasKept = kept != nil
+        if let last = opening.answered {
+            if last.reusable { kept = last.connection } else { await last.connection.close() }
+            opening.answered = nil
+        }
+        // Twice at most: the second time on a new connection.
+        for _ in 0..<2 {
             let connection: Connection
             if let kept {
                 connection = kept
             } else {
-                connection = try await connectToProxy(proxy, for: task, deadline: deadline)
+                connection = try await connectToProxy(request.proxy, for: task, deadline: deadline)
             }
-            kept = nil
-            let answer: (response: HTTPResponse, leftover: [UInt8], reusable: Bool)
             do {
-                answer = try await ProxyTunnel.connect(
+                let answer = try await ProxyTunnel.connect(
                     connection,
-                    authority: authority,
-                    proxy: proxy,
-                    proxyAuthorization: try hop.authorization(for: request, uri: authority)?.0,
+                    authority: request.authority,
+                    proxy: request.proxy,
+                    proxyAuthorization: request.proxyAuthorization,
                     userAgent: configuration.defaultHeaders.first("User-Agent"),
-                    timeout: deadline.map { min(configuration.requestTimeout, loop.now.duration(to: $0)) }
-                        ?? configuration.requestTimeout,
+                    timeout: min(configuration.requestTimeout, loop.now.duration(to: deadline)),
                     observer: configuration.eventObserver
                 )
+                opening.answered = (connection, answer.leftover, answer.reusable)
+                return answer.response
             } catch let error as SesameError
-                where wasKept && (error.code == .connectionClosed || error.code == .connectionReset)
+                where kept != nil && (error.code == .connectionClosed || error.code == .connectionReset)
             {
-                // The proxy closed the kept connection after all: the CONNECT goes on a new one.
                 await connection.close()
-                continue
+                kept = nil
             } catch {
                 await connection.close()
                 throw error
             }
-            let response = answer.response
-            let first = hop.received(response, challenged: response.status == 407, to: request, origin: proxy.origin)
-            let step = await settle(first, of: &hop, url: url, task: task, over: connection.tlsInfo)
-            await perform(hop.takeEffects())
-            switch step {
-            case .retry:
-                if answer.reusable { kept = connection } else { await connection.close() }
-                continue
-            case .fail(let error):
-                await connection.close()
-                throw error
-            case .deliver, .lookUpCredential, .ask, .establish:
-                break
-            }
-            guard (200..<300).contains(response.status) else {
-                await connection.close()
-                throw Self.refusal(response, of: authority, by: proxy, credentialSent: hop.attempt != nil)
-            }
-            return try await startOriginTLS(on: connection, to: origin, for: task, after: answer.leftover, offersHTTP2)
         }
-        if let kept { await kept.close() }
-        throw SesameError(.proxyAuthenticationFailed, "\(proxy) kept answering CONNECT to \(authority) with 407")
+        throw SesameError(
+            .proxyConnectFailed,
+            "\(request.proxy) closed every connection CONNECT to \(request.authority) went on"
+        )
     }
 
-    /// The proxy party of a `CONNECT` to `url`'s authority: a password written into the proxy's
-    /// URL is consent to send it to that proxy, and a credential it took before goes at once.
-    private func connectHop(to proxy: ProxyEndpoint, for url: URL, task: SessionTask?) throws -> AuthHop {
-        var hop = AuthHop(
-            .proxy,
-            settings: taskSettings.proxy,
-            task: task,
-            hasTaskDelegate: task?.delegate != nil && task?.delegate !== delegate,
-            hasSessionDelegate: delegate != nil
-        )
-        let proxyCredential = try proxyRouter.route(for: url).credential
-        hop.route(through: proxy, credential: proxyCredential, known: proxyAuthorizations.withLock { $0[proxy] })
-        return hop
+    /// The proxy opened the tunnel: TLS to the origin inside it, and the connection to the pool,
+    /// which makes it the request's carrier.
+    func carrier(through opening: TunnelOpening, for task: SessionTask) async throws -> ConnectionPool.Carrier {
+        let slot = opening.slot
+        guard let (connection, leftover, _) = opening.answered else {
+            throw SesameError(.internalError, "a tunnel to \(slot.origin) was used before the proxy answered")
+        }
+        do {
+            try await connection.startTLS(
+                serverName: slot.origin.host,
+                port: slot.origin.port,
+                tls: originTLS(offersHTTP2: slot.offersHTTP2),
+                hooks: handshakeHooks(for: task),
+                alreadyReceived: leftover
+            )
+        } catch {
+            await connection.close()
+            pool.openFailed(slot)
+            throw error
+        }
+        return try await pool.opened(slot, connection)
     }
 
     /// A new connection to `proxy`: TCP, then TLS to an HTTPS proxy (trusted like any server,
@@ -156,77 +158,6 @@ extension Session {
             nameCacheLifetime: configuration.nameCacheLifetime,
             on: loop
         )
-    }
-
-    /// TLS to the origin through the tunnel (inside TLS to an HTTPS proxy); the connection is
-    /// closed when it fails.
-    private func startOriginTLS(
-        on connection: Connection,
-        to origin: Origin,
-        for task: SessionTask?,
-        after leftover: [UInt8],
-        _ offersHTTP2: Bool
-    ) async throws -> Connection {
-        do {
-            try await connection.startTLS(
-                serverName: origin.host,
-                port: origin.port,
-                tls: originTLS(offersHTTP2: offersHTTP2),
-                hooks: handshakeHooks(for: task),
-                alreadyReceived: leftover
-            )
-            return connection
-        } catch {
-            await connection.close()
-            throw error
-        }
-    }
-
-    /// The error for a `CONNECT` the proxy refused for good.
-    private static func refusal(
-        _ response: HTTPResponse,
-        of authority: String,
-        by proxy: ProxyEndpoint,
-        credentialSent: Bool
-    ) -> SesameError {
-        guard response.status == 407 else {
-            return SesameError(
-                .proxyConnectFailed,
-                "\(proxy) refused to CONNECT to \(authority): \(response.status) \(response.reason)"
-            )
-        }
-        let what = credentialSent ? "and refused the credentials sent" : "and no credential for it was available"
-        return SesameError(
-            .proxyAuthenticationFailed,
-            "\(proxy) asked for authentication (407) to CONNECT to \(authority) \(what)"
-        )
-    }
-
-    /// Performs a party's look-ups and delegate questions until it says deliver, retry or fail.
-    func settle(
-        _ step: AuthHop.Step,
-        of hop: inout AuthHop,
-        url: URL,
-        task: SessionTask?,
-        over tls: TLSConnectionInfo?
-    ) async -> AuthHop.Step {
-        var step = step
-        while true {
-            switch step {
-            case .lookUpCredential(let space):
-                do {
-                    step = hop.credentialFound(try await automaticCredential(for: space, url: url), url: url)
-                } catch {
-                    return .fail(error as? SesameError ?? SesameError(.credentialStoreFailed, "\(error)"))
-                }
-            case .ask(let entry, let challenge):
-                step = hop.answered(await ask(entry, challenge, task: task), url: url)
-            case .establish(let context, let input):
-                step = hop.contextEstablished(await establish(context, input: input, over: tls), url: url)
-            case .deliver, .retry, .fail:
-                return step
-            }
-        }
     }
 
     /// A proxy credential worked: send it with later requests through the proxy, and store it as

@@ -45,6 +45,7 @@ extension Session {
         var reader: (any ResponseReader)?
         // The last response's HTTP/1.1 connection: an answer to its challenge goes on it if idle.
         var lastConnection: Connection?
+        var tunnel: TunnelOpening?
         var action = machine.start()
         while true {
             await perform(machine.takeEffects(), reading: reader)
@@ -60,26 +61,25 @@ extension Session {
                 action = try await route(&machine)
             case .send(let exchange):
                 defer { lastConnection = nil }
-                do {
-                    reader = try await sendWithCookies(exchange, machine, task, deadline, preferring: lastConnection)
-                } catch let failure as TaskStateMachine.SendFailure {
-                    action = machine.sendFailed(failure)
-                    continue
-                }
-                guard let response = reader?.response else { throw SesameError(.protocolError, "no response head") }
-                action = machine.responseHead(response)
+                (action, reader) = try await send(exchange, &machine, &tunnel, task, deadline, lastConnection)
+            case .connectTunnel(let request):
+                guard var opening = tunnel else { throw SesameError(.internalError, "a CONNECT with no tunnel slot") }
+                action = machine.tunnelAnswered(
+                    try await connectTunnel(request, &opening, for: task, deadline: deadline)
+                )
+                tunnel = opening
+            case .sendInTunnel(let exchange):
+                guard let opening = tunnel else { throw SesameError(.internalError, "a tunnel with no slot") }
+                tunnel = nil
+                let carrier = try await carrier(through: opening, for: task)
+                (action, reader) = try await send(exchange, over: carrier, &machine, task, deadline)
             case .lookUpCredential(let space):
-                do {
-                    action = machine.credentialFound(
-                        try await automaticCredential(for: space, url: machine.request.url)
-                    )
-                } catch {
-                    action = machine.failed(error as? SesameError ?? SesameError(.credentialStoreFailed, "\(error)"))
-                }
+                action = await lookUp(space, &machine)
             case .ask(let entry, let challenge):
                 action = machine.challengeAnswered(await ask(entry, challenge, task: task))
             case .establish(let context, let input):
-                action = machine.contextEstablished(await establish(context, input: input, over: reader?.tlsInfo))
+                let tls = tunnel?.answered?.connection.tlsInfo ?? reader?.tlsInfo
+                action = machine.contextEstablished(await establish(context, input: input, over: tls))
             case .refreshToken(let rejected):
                 do {
                     try await refreshToken(rejecting: rejected, for: machine.origin)
@@ -105,8 +105,18 @@ extension Session {
                 return response
             case .fail(let error):
                 reader?.abandon()
+                await tunnel?.close()
                 throw error
             }
+        }
+    }
+
+    /// Looks for a credential for `space` without asking, and tells the machine what was found.
+    private func lookUp(_ space: ProtectionSpace, _ machine: inout TaskStateMachine) async -> TaskStateMachine.Action {
+        do {
+            return machine.credentialFound(try await automaticCredential(for: space, url: machine.request.url))
+        } catch {
+            return machine.failed(error as? SesameError ?? SesameError(.credentialStoreFailed, "\(error)"))
         }
     }
 
@@ -164,25 +174,56 @@ extension Session {
         await perform(effects)
     }
 
-    /// Sends the machine's request with the cookies the store has for it, and stores the cookies
-    /// its response sets (not a forwarding proxy's 407: proxies do not set cookies for origins).
-    private func sendWithCookies(
+    /// Sends the machine's request over what the pool gives (`preferring` this connection), a
+    /// connection opened for it, or, when its route is a tunnel the pool has no connection
+    /// through, starts the tunnel in `tunnel`.
+    private func send(
         _ exchange: TaskStateMachine.Exchange,
-        _ machine: TaskStateMachine,
+        _ machine: inout TaskStateMachine,
+        _ tunnel: inout TunnelOpening?,
         _ task: SessionTask,
         _ deadline: ContinuousClock.Instant,
-        preferring connection: Connection?
-    ) async throws -> any ResponseReader {
+        _ preferring: Connection?
+    ) async throws -> (TaskStateMachine.Action, (any ResponseReader)?) {
+        switch try await grant(for: exchange, deadline: deadline, preferring: preferring) {
+        case .carrier(let carrier):
+            return try await send(exchange, over: carrier, &machine, task, deadline)
+        case .open(let slot):
+            guard case .tunnel = exchange.route else {
+                let carrier = try await carrier(opening: slot, for: task, deadline: deadline)
+                return try await send(exchange, over: carrier, &machine, task, deadline)
+            }
+            tunnel = TunnelOpening(slot)
+            return (machine.tunnelNeeded(known: knownTunnelAttempt(for: exchange)), nil)
+        }
+    }
+
+    /// Sends the machine's request over `carrier`, with the cookies the store has for it, and
+    /// stores the cookies its response sets (not a forwarding proxy's 407: proxies do not set
+    /// cookies for origins). Returns what the machine makes of the answer, and its reader.
+    private func send(
+        _ exchange: TaskStateMachine.Exchange,
+        over carrier: ConnectionPool.Carrier,
+        _ machine: inout TaskStateMachine,
+        _ task: SessionTask,
+        _ deadline: ContinuousClock.Instant
+    ) async throws -> (TaskStateMachine.Action, (any ResponseReader)?) {
         let cookies = machine.request.handlesCookies && configuration.handlesCookies ? configuration.cookieStore : nil
         var wire = exchange.request
         if let cookies, !wire.headers.contains("Cookie"), let header = cookies.cookieHeader(for: wire.url) {
             wire.headers.add(name: "Cookie", value: header)
         }
-        let sent = try await send(wire, exchange, task: task, deadline: deadline, preferring: connection)
-        if let cookies, let response = sent.response, !(response.status == 407 && exchange.forwardProxy != nil) {
+        let sent: any ResponseReader
+        do {
+            sent = try await send(wire, exchange, over: carrier, task: task, deadline: deadline)
+        } catch let failure as TaskStateMachine.SendFailure {
+            return (machine.sendFailed(failure), nil)
+        }
+        guard let response = sent.response else { throw SesameError(.protocolError, "no response head") }
+        if let cookies, !(response.status == 407 && exchange.forwardProxy != nil) {
             cookies.store(setCookieFields: response.headers.values(for: "Set-Cookie"), for: wire.url)
         }
-        return sent
+        return (machine.responseHead(response), sent)
     }
 
     /// Waits for a token other than `rejected` at the session's token source.

@@ -17,9 +17,17 @@ struct TaskStateMachine {
         /// Find the route of ``request`` and what the session already knows for it; answer with
         /// ``routed(_:)``.
         case route
-        /// Send this request (the one on the wire, headers added); answer with
-        /// ``responseHead(_:)``, ``sendFailed(_:)`` or ``failed(_:)``.
+        /// Send this request (the one on the wire, headers added) over what the pool gives;
+        /// answer with ``responseHead(_:)``, ``sendFailed(_:)`` or ``failed(_:)``. When the pool
+        /// gives the slot to open a connection through a tunnel, answer with
+        /// ``tunnelNeeded(known:)``.
         case send(Exchange)
+        /// Send `CONNECT` to the proxy, on the connection its last refusal kept open, else on a
+        /// new one; answer with ``tunnelAnswered(_:)`` or ``failed(_:)``.
+        case connectTunnel(TunnelRequest)
+        /// The proxy opened the tunnel: start TLS to the origin inside it, give the connection to
+        /// the pool, and send the request over it; answer as for ``send(_:)``.
+        case sendInTunnel(Exchange)
         /// Find a credential without asking; answer with ``credentialFound(_:)`` or ``failed(_:)``.
         case lookUpCredential(ProtectionSpace)
         /// Call one delegate method about the challenge; answer with ``challengeAnswered(_:)``.
@@ -60,6 +68,14 @@ struct TaskStateMachine {
             if case .forward(let proxy) = route { return proxy }
             return nil
         }
+    }
+
+    /// One `CONNECT` as it goes to the proxy.
+    struct TunnelRequest: Sendable {
+        let proxy: ProxyEndpoint
+        /// The origin's `host:port`, the request target.
+        let authority: String
+        let proxyAuthorization: String?
     }
 
     /// Why a request sent got no answer, where sending it again on another connection may get
@@ -119,11 +135,32 @@ struct TaskStateMachine {
         }
     }
 
+    /// The tunnel being opened for the exchange on the wire.
+    private struct Tunnel: Sendable {
+        let proxy: ProxyEndpoint
+        let authority: String
+        let connect: HTTPRequest
+        /// The origin's Digest expectation for the request the tunnel is for.
+        let expectation: DigestAuthorizer.Expectation?
+        var rounds = 0
+    }
+
+    /// Who answered, and whose authentication state a challenge is resolved with.
+    private enum Challenger: Sendable, Equatable {
+        case origin
+        /// A forwarding proxy.
+        case proxy
+        /// The proxy of the tunnel being opened.
+        case tunnel
+    }
+
     /// A response head and what it arrived for.
     private struct Received: Sendable {
         let response: HTTPResponse
         let forwardProxy: ProxyEndpoint?
         let expectation: DigestAuthorizer.Expectation?
+        /// The tunnel whose `CONNECT` this answers, if any.
+        var tunnel: Tunnel?
         /// A 407 from the forwarding proxy: the origin never saw the request.
         var proxyChallenged: Bool { forwardProxy != nil && response.status == 407 }
     }
@@ -132,8 +169,9 @@ struct TaskStateMachine {
         case idle
         case routing
         case waitingForHead(forwardProxy: ProxyEndpoint?, expectation: DigestAuthorizer.Expectation?)
-        case resolving(AuthHop.Party, Received)
-        case establishing(AuthHop.Party, Received)
+        case tunnelling(Tunnel)
+        case resolving(Challenger, Received)
+        case establishing(Challenger, Received)
         case refreshingToken
         case decidingRedirect(Received, DigestBodyCheck?)
         case delivering(HTTPResponse)
@@ -149,6 +187,14 @@ struct TaskStateMachine {
     private var state = State.idle
     private var originHop: AuthHop
     private var proxyHop: AuthHop
+    /// The party of the tunnel being opened: a new one for each tunnel, as each goes on a
+    /// connection of its own.
+    private var tunnelHop: AuthHop?
+    /// What a tunnel's party is made with: the task and its delegates, and the credential in the
+    /// proxy's URL for the current route.
+    private let task: SessionTask?
+    private let delegates: (task: Bool, session: Bool)
+    private var tunnelProxyCredential: Credential?
     private var effects: [TaskEffect] = []
     /// The Bearer token the request on the wire carries, if any.
     private var sentToken: IssuedToken?
@@ -175,6 +221,8 @@ struct TaskStateMachine {
         self.origin = origin
         self.target = target
         self.settings = settings
+        self.task = task
+        delegates = (hasTaskDelegate, hasSessionDelegate)
         originHop = AuthHop(
             .origin,
             settings: settings.origin,
@@ -230,6 +278,7 @@ struct TaskStateMachine {
                 // Proxy credentials go only to a forwarding proxy, never to an origin or into a tunnel.
                 wire.headers.remove(name: "Proxy-Authorization")
             }
+            tunnelProxyCredential = routing.proxyCredential
             if let known = routing.preemptive, wantsPreemptiveAttempt { originHop.sending(preemptive: known) }
             var expectation: DigestAuthorizer.Expectation?
             if let (value, expected) = try originHop.authorization(for: request, uri: target) {
@@ -275,6 +324,47 @@ struct TaskStateMachine {
         }
         sending = exchange
         return .send(exchange)
+    }
+
+    /// The pool gave the slot to open a connection for the exchange, whose route is a tunnel:
+    /// `CONNECT` goes to the proxy first, with `known` (the credential the session keeps for the
+    /// proxy) or the one in the proxy's URL, and its 407s are answered like an origin's 401s.
+    mutating func tunnelNeeded(known: ChallengeResolver.Attempt?) -> Action {
+        guard case .waitingForHead(nil, let expectation) = state, let exchange = sending,
+            case .tunnel(let proxy) = exchange.route
+        else { return impossible("tunnelNeeded") }
+        // CONNECT's authority form always names the port (RFC 9110 9.3.6), also for an IPv6 host
+        // on the scheme's default port.
+        let host = exchange.origin.host
+        let authority = "\(host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host):\(exchange.origin.port)"
+        guard let url = URL(string: "https://\(authority)/") else {
+            return fail(SesameError(.invalidArgument, "'\(authority)' cannot be the target of a CONNECT request"))
+        }
+        var connect = HTTPRequest(url: url)
+        connect.method = "CONNECT"
+        var hop = AuthHop(
+            .proxy,
+            settings: settings.proxy,
+            task: task,
+            hasTaskDelegate: delegates.task,
+            hasSessionDelegate: delegates.session
+        )
+        hop.route(through: proxy, credential: tunnelProxyCredential, known: known)
+        tunnelHop = hop
+        return connectTunnel(Tunnel(proxy: proxy, authority: authority, connect: connect, expectation: expectation))
+    }
+
+    /// The proxy's answer to ``Action/connectTunnel(_:)``.
+    mutating func tunnelAnswered(_ response: HTTPResponse) -> Action {
+        guard case .tunnelling(let tunnel) = state, tunnelHop != nil else { return impossible("tunnelAnswered") }
+        var received = Received(response: response, forwardProxy: nil, expectation: nil)
+        received.tunnel = tunnel
+        state = .resolving(.tunnel, received)
+        let challenged = response.status == 407
+        let step = withHop(.tunnel) {
+            $0.received(response, challenged: challenged, to: tunnel.connect, origin: tunnel.proxy.origin)
+        }
+        return proceed(step, .tunnel, received)
     }
 
     mutating func responseHead(_ response: HTTPResponse) -> Action {
@@ -376,7 +466,8 @@ struct TaskStateMachine {
 
     /// Removes and returns what the driver must do besides the next action, in order.
     mutating func takeEffects() -> [TaskEffect] {
-        var all = proxyHop.takeEffects()
+        var all = tunnelHop?.takeEffects() ?? []
+        all += proxyHop.takeEffects()
         all += originHop.takeEffects()
         guard !effects.isEmpty else { return all }
         defer { effects = [] }
@@ -408,7 +499,8 @@ struct TaskStateMachine {
         return proceed(step, .origin, received)
     }
 
-    private mutating func proceed(_ step: AuthHop.Step, _ party: AuthHop.Party, _ received: Received) -> Action {
+    private mutating func proceed(_ step: AuthHop.Step, _ party: Challenger, _ received: Received) -> Action {
+        if let tunnel = received.tunnel, step.isFinal { return tunnelSettled(step, tunnel, received.response) }
         switch step {
         case .lookUpCredential(let space):
             return .lookUpCredential(space)
@@ -435,6 +527,65 @@ struct TaskStateMachine {
         case .deliver:
             return settled(received)
         }
+    }
+
+    /// The tunnel's party has its answer: `CONNECT` again, or the tunnel is open (a 2xx), or the
+    /// proxy refused it for good.
+    private mutating func tunnelSettled(_ step: AuthHop.Step, _ tunnel: Tunnel, _ response: HTTPResponse) -> Action {
+        switch step {
+        case .retry:
+            return connectTunnel(tunnel)
+        case .fail(let error):
+            return fail(error)
+        default:
+            let credentialSent = tunnelHop?.attempt != nil
+            guard (200..<300).contains(response.status), let exchange = sending else {
+                return fail(Self.tunnelRefusal(response, tunnel, credentialSent: credentialSent))
+            }
+            state = .waitingForHead(forwardProxy: nil, expectation: tunnel.expectation)
+            return .sendInTunnel(exchange)
+        }
+    }
+
+    /// The next `CONNECT` of `tunnel`, with the credential its party sends; bounded, though the
+    /// party's failure limit ends the exchange long before.
+    private mutating func connectTunnel(_ tunnel: Tunnel) -> Action {
+        var tunnel = tunnel
+        tunnel.rounds += 1
+        guard tunnel.rounds <= 2 * settings.proxy.maximumFailures + 8 else {
+            return fail(
+                SesameError(
+                    .proxyAuthenticationFailed,
+                    "\(tunnel.proxy) kept answering CONNECT to \(tunnel.authority) with 407"
+                )
+            )
+        }
+        let authorization: String?
+        do {
+            authorization = try tunnelHop?.authorization(for: tunnel.connect, uri: tunnel.authority)?.0
+        } catch {
+            return fail(error)
+        }
+        state = .tunnelling(tunnel)
+        return .connectTunnel(
+            TunnelRequest(proxy: tunnel.proxy, authority: tunnel.authority, proxyAuthorization: authorization)
+        )
+    }
+
+    /// The error for a `CONNECT` the proxy refused for good.
+    private static func tunnelRefusal(_ response: HTTPResponse, _ tunnel: Tunnel, credentialSent: Bool) -> SesameError {
+        let (proxy, authority) = (tunnel.proxy, tunnel.authority)
+        guard response.status == 407 else {
+            return SesameError(
+                .proxyConnectFailed,
+                "\(proxy) refused to CONNECT to \(authority): \(response.status) \(response.reason)"
+            )
+        }
+        let what = credentialSent ? "and refused the credentials sent" : "and no credential for it was available"
+        return SesameError(
+            .proxyAuthenticationFailed,
+            "\(proxy) asked for authentication (407) to CONNECT to \(authority) \(what)"
+        )
     }
 
     /// No party asks for more: check Digest's `Authentication-Info`, then follow or deliver.
@@ -474,10 +625,16 @@ struct TaskStateMachine {
         return nil
     }
 
-    private mutating func withHop(_ party: AuthHop.Party, _ body: (inout AuthHop) -> AuthHop.Step) -> AuthHop.Step {
+    private mutating func withHop(_ party: Challenger, _ body: (inout AuthHop) -> AuthHop.Step) -> AuthHop.Step {
         switch party {
-        case .origin: body(&originHop)
-        case .proxy: body(&proxyHop)
+        case .origin: return body(&originHop)
+        case .proxy: return body(&proxyHop)
+        case .tunnel:
+            guard var hop = tunnelHop else {
+                return .fail(SesameError(.internalError, "a tunnel's challenge with no tunnel being opened"))
+            }
+            defer { tunnelHop = hop }
+            return body(&hop)
         }
     }
 
@@ -489,5 +646,15 @@ struct TaskStateMachine {
     private mutating func impossible(_ event: String) -> Action {
         assertionFailure("TaskStateMachine: \(event) cannot happen in state \(state)")
         return fail(SesameError(.internalError, "the task's state machine got \(event) in state \(state)"))
+    }
+}
+
+extension AuthHop.Step {
+    /// The party has its answer for the response: it stands, it is sent again, or the task fails.
+    fileprivate var isFinal: Bool {
+        switch self {
+        case .deliver, .retry, .fail: true
+        case .lookUpCredential, .ask, .establish: false
+        }
     }
 }

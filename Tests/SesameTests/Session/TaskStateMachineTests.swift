@@ -380,6 +380,77 @@ import Testing
         #expect(!request.headers.contains("Proxy-Authorization"))
     }
 
+    /// The `CONNECT` the action asks for, or a recorded issue.
+    func tunnelRequest(
+        _ action: TaskStateMachine.Action,
+        _ where: SourceLocation = #_sourceLocation
+    ) -> TaskStateMachine.TunnelRequest? {
+        guard case .connectTunnel(let request) = action else {
+            Issue.record("expected a CONNECT, got \(action)", sourceLocation: `where`)
+            return nil
+        }
+        return request
+    }
+
+    @Test func aTunnelsProxyIsAnsweredWithItsURLCredentialThenTheRequestGoesInside() throws {
+        var machine = machine(HTTPRequest(url: Self.page, headers: ["Proxy-Authorization": "leaked"]))
+        let (proxy, credential) = try ProxyEndpoint.parse("http://pu:pp@proxy.test:3128")
+        let request = try #require(
+            sendFirst(&machine, TaskStateMachine.Routing(route: .tunnel(proxy), proxyCredential: credential))
+        )
+        #expect(!request.headers.contains("Proxy-Authorization"))
+        // The pool has no connection through the tunnel: CONNECT first, with nothing the proxy did not ask for.
+        let first = try #require(tunnelRequest(machine.tunnelNeeded(known: nil)))
+        #expect(first.authority == "h.test:443" && first.proxy == proxy && first.proxyAuthorization == nil)
+        let challenge: HTTPHeaders = ["Proxy-Authenticate": "Basic realm=\"p\""]
+        let second = try #require(tunnelRequest(machine.tunnelAnswered(response(407, challenge))))
+        #expect(second.proxyAuthorization == "Basic cHU6cHA=")
+        guard case .sendInTunnel(let exchange) = machine.tunnelAnswered(response(200)) else {
+            return miss("the request did not go into the tunnel")
+        }
+        #expect(!exchange.request.headers.contains("Proxy-Authorization"))
+        let kept = machine.takeEffects().compactMap { effect -> ProxyEndpoint? in
+            if case .succeeded(_, .proxy(let endpoint)) = effect { return endpoint }
+            return nil
+        }
+        #expect(kept == [proxy])
+        guard case .deliver(let delivered, _) = machine.responseHead(response(200)) else {
+            return miss("not delivered")
+        }
+        #expect(delivered.status == 200)
+    }
+
+    @Test func aCredentialTheSessionKeepsForTheProxyGoesWithTheFirstConnect() throws {
+        var machine = machine()
+        let (proxy, _) = try ProxyEndpoint.parse("http://proxy.test:3128")
+        _ = sendFirst(&machine, TaskStateMachine.Routing(route: .tunnel(proxy)))
+        let known = try #require(
+            attempt(for: Credential(user: "k", password: "kp", persistence: .forSession), responder: .preemptive)
+        )
+        let first = try #require(tunnelRequest(machine.tunnelNeeded(known: known)))
+        #expect(first.proxyAuthorization == "Basic azprcA==")
+    }
+
+    @Test(arguments: [(403, SesameError.Code.proxyConnectFailed), (407, .proxyAuthenticationFailed)])
+    func aTunnelTheProxyRefusesFailsTheTask(status: Int, code: SesameError.Code) throws {
+        var machine = machine(sessionDelegate: false)
+        let (proxy, _) = try ProxyEndpoint.parse("http://proxy.test:3128")
+        _ = sendFirst(&machine, TaskStateMachine.Routing(route: .tunnel(proxy)))
+        _ = try #require(tunnelRequest(machine.tunnelNeeded(known: nil)))
+        // No delegate and nothing stored: a 407 ends in a look-up that finds nothing.
+        var action = machine.tunnelAnswered(response(status, ["Proxy-Authenticate": "Basic realm=\"p\""]))
+        if case .lookUpCredential = action { action = machine.credentialFound(nil) }
+        #expect(failure(action)?.code == code)
+    }
+
+    @Test func anIPv6OriginIsNamedInBracketsInConnect() throws {
+        let url = URL(string: "https://[::1]/x")!
+        var machine = machine(HTTPRequest(url: url))
+        let (proxy, _) = try ProxyEndpoint.parse("http://proxy.test:3128")
+        _ = sendFirst(&machine, TaskStateMachine.Routing(route: .tunnel(proxy)))
+        #expect(tunnelRequest(machine.tunnelNeeded(known: nil))?.authority == "[::1]:443")
+    }
+
     @Test func aProxyChallengeIsNotTheOriginsAndA401BehindTheProxyIs() throws {
         let plain = URL(string: "http://origin.test/")!
         var machine = machine(HTTPRequest(url: plain)) { $0.allowsCleartextPasswords = true }

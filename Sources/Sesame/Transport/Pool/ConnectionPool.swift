@@ -39,10 +39,44 @@ final class ConnectionPool: Sendable {
         case priorKnowledge
     }
 
-    /// Makes a new connection to an origin (TCP, TLS for https, through its route's proxy) by a
-    /// deadline, offering `h2` in ALPN or not, for whoever gets it: the layer above decides whom
-    /// a proxy's challenge or a handshake's decision goes to, and the pool knows nothing of them.
-    typealias Opener = @Sendable (Origin, ContinuousClock.Instant?, _ offersHTTP2: Bool) async throws -> Connection
+    /// What the pool gives a request: a carrier, or the right to open the origin's next
+    /// connection, which the caller makes (TCP, TLS, a proxy tunnel: whom a proxy's challenge or a
+    /// handshake's decision goes to is the caller's business, not the pool's) and hands back with
+    /// ``opened(_:_:)``.
+    enum Grant {
+        case carrier(Carrier)
+        case open(OpeningSlot)
+    }
+
+    /// The right to open one connection to an origin. Given back by ``ConnectionPool/opened(_:_:)``
+    /// or ``ConnectionPool/openFailed(_:)``; one dropped unused counts as a failed open, so a task
+    /// that ends while it opens never holds the origin's slot.
+    final class OpeningSlot: Sendable {
+        let origin: Origin
+        /// The connection offers `h2` in ALPN: it learns whether the origin speaks HTTP/2.
+        var offersHTTP2: Bool { http2 != nil }
+        fileprivate let http2: HTTP2Use?
+        private let pool: ConnectionPool
+        private let settled = LockedValue(false)
+
+        fileprivate init(_ origin: Origin, http2: HTTP2Use?, pool: ConnectionPool) {
+            self.origin = origin
+            self.http2 = http2
+            self.pool = pool
+        }
+
+        /// True the first time only: a slot is given back once.
+        fileprivate func settle() -> Bool {
+            settled.withLock { settled in
+                defer { settled = true }
+                return !settled
+            }
+        }
+
+        deinit {
+            if settle() { pool.failedOpen(origin, http2: http2) }
+        }
+    }
 
     /// What a request waits for, as its errors name it.
     private enum Awaited: String {
@@ -93,20 +127,18 @@ final class ConnectionPool: Sendable {
     }
 
     /// The carrier for the next request to `origin`: a stream when `http2` allows HTTP/2 and the
-    /// origin speaks it, else an HTTP/1.1 connection (`preferring` when it is idle); waiting, up
-    /// to `deadline`, for another request's connection to open or to come free. `avoiding`: an
-    /// HTTP/2 connection that refused the request just now.
+    /// origin speaks it, else an HTTP/1.1 connection (`preferring` when it is idle); or the slot
+    /// to open the origin's next connection. Waits, up to `deadline`, for another request's
+    /// connection to open or to come free. `avoiding`: an HTTP/2 connection that refused the
+    /// request just now.
     func carrier(
         for origin: Origin,
         http2: HTTP2Use?,
         deadline: ContinuousClock.Instant,
         avoiding: AnyObject? = nil,
-        preferring: Connection? = nil,
-        open: Opener
-    ) async throws -> Carrier {
-        guard let http2 else {
-            return .http1(try await acquire(origin, deadline: deadline, preferring: preferring, open: open))
-        }
+        preferring: Connection? = nil
+    ) async throws -> Grant {
+        guard let http2 else { return try await acquire(origin, deadline: deadline, preferring: preferring) }
         while true {
             let id = nextWaiterID()
             let claim = machine.withLock {
@@ -115,14 +147,61 @@ final class ConnectionPool: Sendable {
             switch claim {
             case .stream(let connection):
                 guard await isAlive(connection) else { continue }
-                return .http2(connection, reused: true)
+                return .carrier(.http2(connection, reused: true))
             case .http1:
-                return .http1(try await acquire(origin, deadline: deadline, preferring: preferring, open: open))
+                return try await acquire(origin, deadline: deadline, preferring: preferring)
             case .open:
-                return try await openForStream(origin, http2, deadline: deadline, open: open)
+                return .open(OpeningSlot(origin, http2: http2, pool: self))
             case .wait:
                 _ = try await wait(origin, id, deadline: deadline, for: .stream)
             }
+        }
+    }
+
+    /// The connection opened for `slot` carries the request: an HTTP/1.1 one is leased to it;
+    /// one that offered `h2` tells whether the origin speaks HTTP/2 (an origin that does not
+    /// gets HTTP/1.1 connections from then on, this one first).
+    func opened(_ slot: OpeningSlot, _ connection: Connection) async throws -> Carrier {
+        let origin = slot.origin
+        guard slot.settle() else { throw SesameError(.internalError, "a connection slot to \(origin) was used twice") }
+        guard let http2 = slot.http2 else {
+            machine.withLock { $0.opened(origin) }
+            return .http1(Lease(lending: connection, origin: origin, isReused: false))
+        }
+        guard http2 == .priorKnowledge || connection.tlsInfo?.applicationProtocol == "h2" else {
+            wake(machine.withLock { $0.learnedHTTP1(origin, adopting: true) })
+            return .http1(Lease(lending: connection, origin: origin, isReused: false))
+        }
+        let multiplexed: HTTP2Connection
+        do {
+            multiplexed = try HTTP2Connection(
+                connection,
+                origin: origin,
+                idleTimeout: idleTimeout,
+                onRetire: { [weak self] in self?.retired($0) },
+                onSlotFreed: { [weak self] in self?.slotFreed(on: $0) }
+            )
+        } catch {
+            failedOpen(origin, http2: http2)
+            await connection.close()
+            throw error
+        }
+        multiplexed.start()
+        _ = multiplexed.reserve()
+        wake(machine.withLock { $0.streamConnectionOpened(origin, multiplexed) })
+        return .http2(multiplexed, reused: false)
+    }
+
+    /// No connection could be opened for `slot`: the next request waiting for the origin may try.
+    func openFailed(_ slot: OpeningSlot) {
+        if slot.settle() { failedOpen(slot.origin, http2: slot.http2) }
+    }
+
+    private func failedOpen(_ origin: Origin, http2: HTTP2Use?) {
+        if http2 != nil {
+            wake(machine.withLock { $0.streamConnectionFailed(origin) })
+        } else if let handOff = machine.withLock({ $0.openFailed(origin) }) {
+            dispatch(handOff)
         }
     }
 
@@ -142,54 +221,14 @@ final class ConnectionPool: Sendable {
         }
     }
 
-    /// Opens the origin's next connection for a stream, and learns from it whether the origin
-    /// speaks HTTP/2; one that does not is the caller's HTTP/1.1 connection.
-    private func openForStream(
-        _ origin: Origin,
-        _ http2: HTTP2Use,
-        deadline: ContinuousClock.Instant,
-        open: Opener
-    ) async throws -> Carrier {
-        let connection: Connection
-        do {
-            connection = try await open(origin, deadline, true)
-        } catch {
-            wake(machine.withLock { $0.streamConnectionFailed(origin) })
-            throw error
-        }
-        guard http2 == .priorKnowledge || connection.tlsInfo?.applicationProtocol == "h2" else {
-            wake(machine.withLock { $0.learnedHTTP1(origin, adopting: true) })
-            return .http1(Lease(lending: connection, origin: origin, isReused: false))
-        }
-        let multiplexed: HTTP2Connection
-        do {
-            multiplexed = try HTTP2Connection(
-                connection,
-                origin: origin,
-                idleTimeout: idleTimeout,
-                onRetire: { [weak self] in self?.retired($0) },
-                onSlotFreed: { [weak self] in self?.slotFreed(on: $0) }
-            )
-        } catch {
-            wake(machine.withLock { $0.streamConnectionFailed(origin) })
-            await connection.close()
-            throw error
-        }
-        multiplexed.start()
-        _ = multiplexed.reserve()
-        wake(machine.withLock { $0.streamConnectionOpened(origin, multiplexed) })
-        return .http2(multiplexed, reused: false)
-    }
-
-    /// An HTTP/1.1 connection to `origin`: `preferring` when it is idle, else an idle one, a new
-    /// one made with `open`, or the next one freed, by `deadline` (waiting for a freed one
+    /// An HTTP/1.1 connection to `origin`: `preferring` when it is idle, else an idle one, the
+    /// slot to open a new one, or the next one freed, by `deadline` (waiting for a freed one
     /// included; past it the wait ends with ``SesameError/Code/timeout``).
     private func acquire(
         _ origin: Origin,
         deadline: ContinuousClock.Instant?,
-        preferring: Connection?,
-        open: Opener
-    ) async throws -> Lease {
+        preferring: Connection?
+    ) async throws -> Grant {
         let id = nextWaiterID()
         // A kept-alive connection known to be closed (its server closed it while it was idle) is
         // not handed out: a request that cannot be sent again (a POST) would fail on it.
@@ -199,13 +238,15 @@ final class ConnectionPool: Sendable {
         close(expired)
         switch action {
         case .reuse(let connection):
-            return Lease(lending: connection, origin: origin, isReused: true)
+            return .carrier(.http1(Lease(lending: connection, origin: origin, isReused: true)))
         case .connect:
-            return try await openConnection(origin, deadline, open)
+            return .open(OpeningSlot(origin, http2: nil, pool: self))
         case .wait:
             switch try await wait(origin, id, deadline: deadline, for: .connection) {
-            case .reuse(let connection): return Lease(lending: connection, origin: origin, isReused: true)
-            case .connect, .claimAgain: return try await openConnection(origin, deadline, open)
+            case .reuse(let connection):
+                return .carrier(.http1(Lease(lending: connection, origin: origin, isReused: true)))
+            case .connect, .claimAgain:
+                return .open(OpeningSlot(origin, http2: nil, pool: self))
             }
         }
     }
@@ -299,21 +340,6 @@ final class ConnectionPool: Sendable {
         waiters.withLock { waiters -> Int in
             waiters.nextID += 1
             return waiters.nextID
-        }
-    }
-
-    private func openConnection(
-        _ origin: Origin,
-        _ deadline: ContinuousClock.Instant?,
-        _ open: Opener
-    ) async throws -> Lease {
-        do {
-            let connection = try await open(origin, deadline, false)
-            machine.withLock { $0.opened(origin) }
-            return Lease(lending: connection, origin: origin, isReused: false)
-        } catch {
-            if let handOff = machine.withLock({ $0.openFailed(origin) }) { dispatch(handOff) }
-            throw error
         }
     }
 
