@@ -2,29 +2,30 @@ import FoundationEssentials
 import Glibc
 
 extension Session {
-    /// The handshake hooks for a connection opened for `task`: the configuration's own, and where
-    /// it has none and a delegate may answer, challenges asked along the task's delegate chain.
-    func handshakeHooks(for task: SessionTask?) -> TLSHandshakeHooks {
-        guard delegate != nil || task?.delegate != nil else { return delegatelessHooks }
+    /// The handshake hooks for a connection `task`'s driver opens in `opening`: the
+    /// configuration's own, and where it has none and a delegate may answer, challenges asked of
+    /// the driver, whose state machine walks the task's delegate chain.
+    func handshakeHooks(for task: SessionTask, asking opening: ConnectionOpening) -> TLSHandshakeHooks {
+        guard delegate != nil || task.delegate != nil else { return delegatelessHooks }
         var hooks = configuration.handshakeHooks
-        let weakTask = WeakTaskReference(task)
+        let asker = HandshakeAsker(opening)
         let reference = self.reference
         if hooks.serverTrust == nil {
             hooks.delegateTrust = { trust in
                 guard let session = reference.session else { return false }
-                return try await session.decideTrust(trust, task: weakTask.task)
+                return try await session.decideTrust(trust, asking: asker)
             }
         }
         hooks.clientCertificate =
             hooks.clientCertificate ?? { request in
                 guard let session = reference.session else { return nil }
-                return try await session.chooseIdentity(request, task: weakTask.task)
+                return try await session.chooseIdentity(request, asking: asker)
             }
         return hooks
     }
 
     /// The delegates' decision about a server's trust; nil for the connection's own default handling.
-    private func decideTrust(_ trust: ServerTrust, task: SessionTask?) async throws -> Bool? {
+    private func decideTrust(_ trust: ServerTrust, asking asker: HandshakeAsker) async throws -> Bool? {
         let space = ProtectionSpace(
             host: trust.host,
             port: trust.port,
@@ -35,7 +36,7 @@ extension Session {
             proxyType: nil,
             serverTrust: trust
         )
-        let (disposition, credential) = await handshakeChallenge(space, task: task)
+        let (disposition, credential) = await asker.ask(space)
         switch disposition {
         case .useCredential:
             guard let credential else { return false }
@@ -72,10 +73,14 @@ extension Session {
     }
 
     /// The identity for a client-certificate request: the one already chosen for its protection
-    /// space in this session, else the delegate's answer, else (default handling) the identity
+    /// space in this session, else the delegates' answer (asked of the driver through `asker`),
+    /// else (default handling) the identity
     /// configured for the host. The first choice for a space holds for the whole session (in
     /// memory only), so pooled connections to one server never mix identities.
-    func chooseIdentity(_ request: ClientCertificateRequest, task: SessionTask? = nil) async throws -> Identity? {
+    func chooseIdentity(
+        _ request: ClientCertificateRequest,
+        asking asker: HandshakeAsker? = nil
+    ) async throws -> Identity? {
         let space = ProtectionSpace(
             host: request.host,
             port: request.port,
@@ -91,8 +96,8 @@ extension Session {
             return remembered
         }
         var chosen: Identity?
-        if delegate != nil || task?.delegate != nil {
-            let (disposition, credential) = await handshakeChallenge(space, task: task)
+        if let asker {
+            let (disposition, credential) = await asker.ask(space)
             switch disposition {
             case .useCredential:
                 guard let credential else { break }
@@ -156,49 +161,6 @@ extension Session {
         )
         loop.execute { observer(.challenge(trace)) }
     }
-
-    /// Asks a connection-level challenge along the delegate chain of the task that opened the
-    /// connection, and reports who answered.
-    private func handshakeChallenge(
-        _ space: ProtectionSpace,
-        task: SessionTask?
-    ) async -> (AuthChallengeDisposition, Credential?) {
-        let challenge = AuthenticationChallenge(
-            protectionSpace: space,
-            proposedCredential: nil,
-            previousFailureCount: 0,
-            failureResponse: nil,
-            error: nil,
-            task: task
-        )
-        var walk = DelegateWalk(
-            DelegateChain.route(
-                space.authenticationMethod,
-                hasTask: task != nil,
-                hasTaskDelegate: task?.delegate != nil && task?.delegate !== delegate,
-                hasSessionDelegate: delegate != nil
-            )
-        )
-        var answer: (AuthChallengeDisposition, Credential?) = (.performDefaultHandling, nil)
-        var answeredBy: DelegateChain.Entry?
-        while answeredBy == nil, let entry = walk.next() {
-            if case .answered(let disposition, let credential) = await ask(entry, challenge, task: task) {
-                (answer, answeredBy) = ((disposition, credential), entry)
-            }
-        }
-        if let observer = configuration.eventObserver {
-            let trace = ChallengeTrace(
-                protectionSpace: space,
-                previousFailureCount: 0,
-                responder: answeredBy?.responder ?? .defaultHandling,
-                disposition: answer.0,
-                user: nil,
-                delegateMethod: answeredBy?.method
-            )
-            loop.execute { observer(.challenge(trace)) }
-        }
-        return answer
-    }
 }
 
 /// A weak reference to a session, for closures made before the session exists (its handshake
@@ -214,16 +176,20 @@ final class SessionReference: Sendable {
     func set(_ session: Session) { reference.withLock { $0.session = session } }
 }
 
-/// A weak reference to a task, for the handshake hooks of the connection it opened: a pooled
-/// connection must not keep its first task alive.
-final class WeakTaskReference: Sendable {
-    private let reference: LockedValue<WeakTask>
+/// What a connection's handshake hooks ask the driver that opens it, held weakly: a pooled
+/// connection keeps its hooks, and must not keep the step that opened it. A question after the
+/// step ended is cancelled.
+final class HandshakeAsker: Sendable {
+    private let reference: LockedValue<WeakOpening>
 
-    private struct WeakTask {
-        weak var task: SessionTask?
+    private struct WeakOpening {
+        weak var opening: ConnectionOpening?
     }
 
-    init(_ task: SessionTask?) { reference = LockedValue(WeakTask(task: task)) }
+    init(_ opening: ConnectionOpening) { reference = LockedValue(WeakOpening(opening: opening)) }
 
-    var task: SessionTask? { reference.withLock { $0.task } }
+    func ask(_ space: ProtectionSpace) async -> ConnectionOpening.Answer {
+        guard let opening = reference.withLock({ $0.opening }) else { return (.cancelAuthenticationChallenge, nil) }
+        return await opening.ask(space)
+    }
 }

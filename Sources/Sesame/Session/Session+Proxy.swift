@@ -4,11 +4,21 @@ import Glibc
 /// A tunnel being opened for a task: the pool's slot for the connection, and the connection to
 /// the proxy the last `CONNECT` went on, with what came after the proxy's answer and whether the
 /// proxy keeps the connection after a refusal.
-struct TunnelOpening {
+struct TunnelOpening: Sendable {
     let slot: ConnectionPool.OpeningSlot
     var answered: (connection: Connection, leftover: [UInt8], reusable: Bool)?
 
     init(_ slot: ConnectionPool.OpeningSlot) { self.slot = slot }
+
+    /// The connection the next `CONNECT` goes on: the last one, when the proxy keeps it (NTLM's
+    /// three messages must share one); one the proxy does not keep is closed.
+    mutating func takeKept() async -> Connection? {
+        guard let last = answered else { return nil }
+        answered = nil
+        if last.reusable { return last.connection }
+        await last.connection.close()
+        return nil
+    }
 
     /// Closes the connection to the proxy; the slot goes back to the pool when this is dropped.
     mutating func close() async {
@@ -23,7 +33,8 @@ extension Session {
     func carrier(
         opening slot: ConnectionPool.OpeningSlot,
         for task: SessionTask,
-        deadline: ContinuousClock.Instant
+        deadline: ContinuousClock.Instant,
+        asking opening: ConnectionOpening
     ) async throws -> ConnectionPool.Carrier {
         let origin = slot.origin
         let connection: Connection
@@ -32,7 +43,7 @@ extension Session {
                 host: origin.route.proxy?.host ?? origin.host,
                 port: origin.route.proxy?.port ?? origin.port,
                 tls: try tls(for: origin, offersHTTP2: slot.offersHTTP2),
-                hooks: handshakeHooks(for: task),
+                hooks: handshakeHooks(for: task, asking: opening),
                 connectTimeout: connectLimit(by: deadline),
                 nameCacheLifetime: configuration.nameCacheLifetime,
                 on: loop
@@ -69,27 +80,24 @@ extension Session {
         return proxyAuthorizations.withLock { $0[proxy] }
     }
 
-    /// Sends one `CONNECT` of a tunnel being opened and returns the proxy's response head: on
-    /// the connection the proxy kept after its last answer (NTLM's three messages must share
-    /// one), else on a new one; a kept connection the proxy closed after all is replaced once.
+    /// Sends one `CONNECT` of a tunnel being opened, on `kept` (the connection the proxy kept
+    /// after its last answer) else on a new one, and returns the proxy's answer; a kept connection
+    /// the proxy closed after all is replaced once.
     func connectTunnel(
         _ request: TaskStateMachine.TunnelRequest,
-        _ opening: inout TunnelOpening,
+        on kept: Connection?,
         for task: SessionTask,
-        deadline: ContinuousClock.Instant
-    ) async throws -> HTTPResponse {
-        var kept: Connection?
-        if let last = opening.answered {
-            if last.reusable { kept = last.connection } else { await last.connection.close() }
-            opening.answered = nil
-        }
+        deadline: ContinuousClock.Instant,
+        asking opening: ConnectionOpening
+    ) async throws -> ConnectionOpening.Outcome {
+        var kept = kept
         // Twice at most: the second time on a new connection.
         for _ in 0..<2 {
             let connection: Connection
             if let kept {
                 connection = kept
             } else {
-                connection = try await connectToProxy(request.proxy, for: task, deadline: deadline)
+                connection = try await connectToProxy(request.proxy, for: task, deadline: deadline, asking: opening)
             }
             do {
                 let answer = try await ProxyTunnel.connect(
@@ -101,8 +109,12 @@ extension Session {
                     timeout: min(configuration.requestTimeout, loop.now.duration(to: deadline)),
                     observer: configuration.eventObserver
                 )
-                opening.answered = (connection, answer.leftover, answer.reusable)
-                return answer.response
+                return .tunnelAnswer(
+                    answer.response,
+                    connection: connection,
+                    leftover: answer.leftover,
+                    reusable: answer.reusable
+                )
             } catch let error as SesameError
                 where kept != nil && (error.code == .connectionClosed || error.code == .connectionReset)
             {
@@ -121,9 +133,13 @@ extension Session {
 
     /// The proxy opened the tunnel: TLS to the origin inside it, and the connection to the pool,
     /// which makes it the request's carrier.
-    func carrier(through opening: TunnelOpening, for task: SessionTask) async throws -> ConnectionPool.Carrier {
-        let slot = opening.slot
-        guard let (connection, leftover, _) = opening.answered else {
+    func carrier(
+        through tunnel: TunnelOpening,
+        for task: SessionTask,
+        asking opening: ConnectionOpening
+    ) async throws -> ConnectionPool.Carrier {
+        let slot = tunnel.slot
+        guard let (connection, leftover, _) = tunnel.answered else {
             throw SesameError(.internalError, "a tunnel to \(slot.origin) was used before the proxy answered")
         }
         do {
@@ -131,7 +147,7 @@ extension Session {
                 serverName: slot.origin.host,
                 port: slot.origin.port,
                 tls: originTLS(offersHTTP2: slot.offersHTTP2),
-                hooks: handshakeHooks(for: task),
+                hooks: handshakeHooks(for: task, asking: opening),
                 alreadyReceived: leftover
             )
         } catch {
@@ -146,14 +162,15 @@ extension Session {
     /// under the proxy's name).
     private func connectToProxy(
         _ proxy: ProxyEndpoint,
-        for task: SessionTask?,
-        deadline: ContinuousClock.Instant?
+        for task: SessionTask,
+        deadline: ContinuousClock.Instant?,
+        asking opening: ConnectionOpening
     ) async throws -> Connection {
         try await Connection.connect(
             host: proxy.host,
             port: proxy.port,
             tls: proxy.isTLS ? proxyTLS : nil,
-            hooks: handshakeHooks(for: task),
+            hooks: handshakeHooks(for: task, asking: opening),
             connectTimeout: connectLimit(by: deadline),
             nameCacheLifetime: configuration.nameCacheLifetime,
             on: loop

@@ -45,7 +45,8 @@ extension Session {
         var reader: (any ResponseReader)?
         // The last response's HTTP/1.1 connection: an answer to its challenge goes on it if idle.
         var lastConnection: Connection?
-        var tunnel: TunnelOpening?
+        var opening = OpeningInProgress()
+        defer { opening.step?.abandon() }
         var action = machine.start()
         while true {
             await perform(machine.takeEffects(), reading: reader)
@@ -61,24 +62,22 @@ extension Session {
                 action = try await route(&machine)
             case .send(let exchange):
                 defer { lastConnection = nil }
-                (action, reader) = try await send(exchange, &machine, &tunnel, task, deadline, lastConnection)
+                (action, reader) = try await send(exchange, &machine, &opening, task, deadline, lastConnection)
             case .connectTunnel(let request):
-                guard var opening = tunnel else { throw SesameError(.internalError, "a CONNECT with no tunnel slot") }
-                action = machine.tunnelAnswered(
-                    try await connectTunnel(request, &opening, for: task, deadline: deadline)
-                )
-                tunnel = opening
+                await startConnect(request, &opening, task, deadline)
+                (action, reader) = try await awaitOpening(&opening, &machine, task, deadline)
             case .sendInTunnel(let exchange):
-                guard let opening = tunnel else { throw SesameError(.internalError, "a tunnel with no slot") }
-                tunnel = nil
-                let carrier = try await carrier(through: opening, for: task)
-                (action, reader) = try await send(exchange, over: carrier, &machine, task, deadline)
+                try startTLS(inTunnelFor: exchange, &opening, task)
+                (action, reader) = try await awaitOpening(&opening, &machine, task, deadline)
+            case .answerHandshake(let disposition, let credential):
+                opening.step?.answer((disposition, credential))
+                (action, reader) = try await awaitOpening(&opening, &machine, task, deadline)
             case .lookUpCredential(let space):
                 action = await lookUp(space, &machine)
             case .ask(let entry, let challenge):
                 action = machine.challengeAnswered(await ask(entry, challenge, task: task))
             case .establish(let context, let input):
-                let tls = tunnel?.answered?.connection.tlsInfo ?? reader?.tlsInfo
+                let tls = opening.tunnel?.answered?.connection.tlsInfo ?? reader?.tlsInfo
                 action = machine.contextEstablished(await establish(context, input: input, over: tls))
             case .refreshToken(let rejected):
                 do {
@@ -105,7 +104,7 @@ extension Session {
                 return response
             case .fail(let error):
                 reader?.abandon()
-                await tunnel?.close()
+                await opening.tunnel?.close()
                 throw error
             }
         }
@@ -174,13 +173,13 @@ extension Session {
         await perform(effects)
     }
 
-    /// Sends the machine's request over what the pool gives (`preferring` this connection), a
+    /// Sends the machine's request over what the pool gives (`preferring` this connection), or a
     /// connection opened for it, or, when its route is a tunnel the pool has no connection
-    /// through, starts the tunnel in `tunnel`.
+    /// through, starts the tunnel.
     private func send(
         _ exchange: TaskStateMachine.Exchange,
         _ machine: inout TaskStateMachine,
-        _ tunnel: inout TunnelOpening?,
+        _ opening: inout OpeningInProgress,
         _ task: SessionTask,
         _ deadline: ContinuousClock.Instant,
         _ preferring: Connection?
@@ -190,11 +189,84 @@ extension Session {
             return try await send(exchange, over: carrier, &machine, task, deadline)
         case .open(let slot):
             guard case .tunnel = exchange.route else {
-                let carrier = try await carrier(opening: slot, for: task, deadline: deadline)
-                return try await send(exchange, over: carrier, &machine, task, deadline)
+                opening.step = startStep { [self] in
+                    .carrier(try await carrier(opening: slot, for: task, deadline: deadline, asking: $0), exchange)
+                }
+                return try await awaitOpening(&opening, &machine, task, deadline)
             }
-            tunnel = TunnelOpening(slot)
+            opening.tunnel = TunnelOpening(slot)
             return (machine.tunnelNeeded(known: knownTunnelAttempt(for: exchange)), nil)
+        }
+    }
+
+    /// Starts the step that sends a tunnel's next `CONNECT`.
+    private func startConnect(
+        _ request: TaskStateMachine.TunnelRequest,
+        _ opening: inout OpeningInProgress,
+        _ task: SessionTask,
+        _ deadline: ContinuousClock.Instant
+    ) async {
+        let kept = await opening.tunnel?.takeKept()
+        opening.step = startStep { [self] in
+            try await connectTunnel(request, on: kept, for: task, deadline: deadline, asking: $0)
+        }
+    }
+
+    /// Starts the step that begins TLS to the origin in the open tunnel and gives the connection
+    /// to the pool, for `exchange`.
+    private func startTLS(
+        inTunnelFor exchange: TaskStateMachine.Exchange,
+        _ opening: inout OpeningInProgress,
+        _ task: SessionTask
+    ) throws {
+        guard let tunnel = opening.tunnel else { throw SesameError(.internalError, "a tunnel with no slot") }
+        opening.tunnel = nil
+        opening.step = startStep { [self] in
+            .carrier(try await carrier(through: tunnel, for: task, asking: $0), exchange)
+        }
+    }
+
+    /// Starts a step of the driver that opens a connection beside it.
+    private func startStep(
+        _ step: @escaping @Sendable (ConnectionOpening) async throws -> ConnectionOpening.Outcome
+    ) -> ConnectionOpening {
+        ConnectionOpening(on: loop, discard: { [pool] outcome in Self.giveBack(outcome, to: pool) }, step: step)
+    }
+
+    /// What a step came to when no driver takes it: the lease, the stream slot or the proxy's
+    /// connection goes back.
+    private static func giveBack(_ outcome: ConnectionOpening.Outcome, to pool: ConnectionPool) {
+        switch outcome {
+        case .carrier(.http1(let lease), _): pool.release(lease, reusable: false)
+        case .carrier(.http2(let connection, _), _): connection.cancelReservation()
+        case .tunnelAnswer(_, let connection, _, _): Task { await connection.close() }
+        }
+    }
+
+    /// Waits for the step opening a connection: a challenge its handshake raises goes to the
+    /// machine; a carrier carries the exchange; a proxy's answer to `CONNECT` goes to the machine.
+    private func awaitOpening(
+        _ opening: inout OpeningInProgress,
+        _ machine: inout TaskStateMachine,
+        _ task: SessionTask,
+        _ deadline: ContinuousClock.Instant
+    ) async throws -> (TaskStateMachine.Action, (any ResponseReader)?) {
+        guard let step = opening.step else { throw SesameError(.internalError, "no connection is being opened") }
+        switch await step.next() {
+        case .asks(let space):
+            return (machine.handshakeChallenged(space), nil)
+        case .finished(.failure) where Task.isCancelled:
+            opening.step = nil
+            throw CancellationError()
+        case .finished(let result):
+            opening.step = nil
+            switch try result.get() {
+            case .carrier(let carrier, let exchange):
+                return try await send(exchange, over: carrier, &machine, task, deadline)
+            case .tunnelAnswer(let response, let connection, let leftover, let reusable):
+                opening.tunnel?.answered = (connection, leftover, reusable)
+                return (machine.tunnelAnswered(response), nil)
+            }
         }
     }
 
@@ -306,4 +378,11 @@ extension Session {
 /// never runs on the event loop's thread.
 func offLoop<T: Sendable>(_ body: () async -> T) async -> T {
     await withTaskExecutorPreference(globalConcurrentExecutor) { await body() }
+}
+
+/// What a task's driver holds while it opens a connection: the tunnel being set up (the pool's
+/// slot, the proxy's connection), and the step running beside the driver.
+struct OpeningInProgress {
+    var tunnel: TunnelOpening?
+    var step: ConnectionOpening?
 }

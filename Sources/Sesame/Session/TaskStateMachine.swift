@@ -32,6 +32,9 @@ struct TaskStateMachine {
         case lookUpCredential(ProtectionSpace)
         /// Call one delegate method about the challenge; answer with ``challengeAnswered(_:)``.
         case ask(DelegateChain.Entry, AuthenticationChallenge)
+        /// Give the handshake that asked ``handshakeChallenged(_:)`` this answer, and go on
+        /// waiting for the connection being opened (the machine is back where it was).
+        case answerHandshake(AuthChallengeDisposition, Credential?)
         /// Run the exchange's next step (Negotiate, NTLM) with the server's token on a
         /// blocking-work thread; answer with ``contextEstablished(_:)``.
         case establish(any SecurityExchange, input: [UInt8]?)
@@ -165,11 +168,21 @@ struct TaskStateMachine {
         var proxyChallenged: Bool { forwardProxy != nil && response.status == 407 }
     }
 
-    private enum State {
+    /// A connection-level challenge a handshake raised, being asked along the delegate chain.
+    private struct HandshakeQuestion {
+        var walk: DelegateWalk
+        var entry: DelegateChain.Entry?
+        let challenge: AuthenticationChallenge
+    }
+
+    private indirect enum State {
         case idle
         case routing
         case waitingForHead(forwardProxy: ProxyEndpoint?, expectation: DigestAuthorizer.Expectation?)
         case tunnelling(Tunnel)
+        /// A handshake of the connection being opened waits for the delegates' answer; then the
+        /// machine resumes `resume`.
+        case askingHandshake(HandshakeQuestion, resume: State)
         case resolving(Challenger, Received)
         case establishing(Challenger, Received)
         case refreshingToken
@@ -367,6 +380,32 @@ struct TaskStateMachine {
         return proceed(step, .tunnel, received)
     }
 
+    /// A handshake of the connection being opened for the exchange (to the origin, or to an
+    /// HTTPS proxy) raised a connection-level challenge: server trust or a client certificate.
+    /// It is asked along the delegate chain of connection-level challenges, then answered with
+    /// ``Action/answerHandshake(_:_:)``.
+    mutating func handshakeChallenged(_ space: ProtectionSpace) -> Action {
+        switch state {
+        case .waitingForHead, .tunnelling: break
+        default: return impossible("handshakeChallenged")
+        }
+        let challenge = AuthenticationChallenge(
+            protectionSpace: space,
+            proposedCredential: nil,
+            previousFailureCount: 0,
+            failureResponse: nil,
+            error: nil,
+            task: task
+        )
+        let chain = DelegateChain.route(
+            space.authenticationMethod,
+            hasTask: task != nil,
+            hasTaskDelegate: delegates.task,
+            hasSessionDelegate: delegates.session
+        )
+        return nextHandshakeQuestion(HandshakeQuestion(walk: DelegateWalk(chain), challenge: challenge), resume: state)
+    }
+
     mutating func responseHead(_ response: HTTPResponse) -> Action {
         guard case .waitingForHead(let forwardProxy, let expectation) = state else {
             return impossible("responseHead")
@@ -394,6 +433,19 @@ struct TaskStateMachine {
     }
 
     mutating func challengeAnswered(_ answer: DelegateAnswer) -> Action {
+        if case .askingHandshake(let question, let resume) = state {
+            switch answer {
+            case .methodMissing: return nextHandshakeQuestion(question, resume: resume)
+            case .answered(let disposition, let credential):
+                return handshakeAnswered(
+                    disposition,
+                    credential,
+                    by: question.entry,
+                    question.challenge,
+                    resume: resume
+                )
+            }
+        }
         guard case .resolving(let party, let received) = state else { return impossible("challengeAnswered") }
         let url = request.url
         return proceed(withHop(party) { $0.answered(answer, url: url) }, party, received)
@@ -527,6 +579,40 @@ struct TaskStateMachine {
         case .deliver:
             return settled(received)
         }
+    }
+
+    /// The next delegate method to ask about a handshake's challenge, or default handling when
+    /// none is left.
+    private mutating func nextHandshakeQuestion(_ question: HandshakeQuestion, resume: State) -> Action {
+        var question = question
+        guard let entry = question.walk.next() else {
+            return handshakeAnswered(.performDefaultHandling, nil, by: nil, question.challenge, resume: resume)
+        }
+        question.entry = entry
+        state = .askingHandshake(question, resume: resume)
+        return .ask(entry, question.challenge)
+    }
+
+    private mutating func handshakeAnswered(
+        _ disposition: AuthChallengeDisposition,
+        _ credential: Credential?,
+        by entry: DelegateChain.Entry?,
+        _ challenge: AuthenticationChallenge,
+        resume: State
+    ) -> Action {
+        if settings.origin.recordsTraces {
+            let trace = ChallengeTrace(
+                protectionSpace: challenge.protectionSpace,
+                previousFailureCount: 0,
+                responder: entry?.responder ?? .defaultHandling,
+                disposition: disposition,
+                user: nil,
+                delegateMethod: entry?.method
+            )
+            effects.append(.trace(trace))
+        }
+        state = resume
+        return .answerHandshake(disposition, credential)
     }
 
     /// The tunnel's party has its answer: `CONNECT` again, or the tunnel is open (a 2xx), or the

@@ -451,6 +451,68 @@ import Testing
         #expect(tunnelRequest(machine.tunnelNeeded(known: nil))?.authority == "[::1]:443")
     }
 
+    // MARK: Handshake challenges
+
+    static let certificateSpace = ProtectionSpace(
+        host: "h.test",
+        port: 443,
+        protocol: "https",
+        realm: nil,
+        authenticationMethod: .clientCertificate
+    )
+
+    @Test func aHandshakesChallengeWalksTheConnectionLevelChainThenTheRequestGoesOn() throws {
+        var machine = machine(taskDelegate: true)
+        _ = try #require(sendFirst(&machine))
+        // Connection-level: the session delegate's session-level method first.
+        guard case .ask(let first, let challenge) = machine.handshakeChallenged(Self.certificateSpace) else {
+            return miss("no question")
+        }
+        #expect(first.owner == .sessionDelegate && first.method == .sessionLevel)
+        #expect(challenge.protectionSpace == Self.certificateSpace && challenge.previousFailureCount == 0)
+        guard case .ask(let second, _) = machine.challengeAnswered(.methodMissing) else {
+            return miss("no next question")
+        }
+        #expect(second.owner == .taskDelegate && second.method == .taskLevel)
+        let credential = Credential(user: "u", password: "p", persistence: .none)
+        guard
+            case .answerHandshake(let disposition, let answered) = machine.challengeAnswered(
+                .answered(.useCredential, credential)
+            )
+        else { return miss("the handshake got no answer") }
+        #expect(disposition == .useCredential && answered == credential)
+        let traces = machine.takeEffects().compactMap { effect -> ChallengeTrace? in
+            if case .trace(let trace) = effect { return trace }
+            return nil
+        }
+        #expect(traces.map(\.responder) == [.taskDelegate] && traces.first?.delegateMethod == .taskLevel)
+        // The machine is where it was: waiting for the response.
+        guard case .deliver = machine.responseHead(response(200)) else { return miss("not delivered") }
+    }
+
+    @Test func withNoDelegateAHandshakesChallengeGetsDefaultHandlingAtOnce() throws {
+        var machine = machine(sessionDelegate: false)
+        _ = try #require(sendFirst(&machine))
+        guard case .answerHandshake(let disposition, nil) = machine.handshakeChallenged(Self.certificateSpace) else {
+            return miss("not default handling")
+        }
+        #expect(disposition == .performDefaultHandling)
+    }
+
+    @Test func aChallengeFromTheProxysHandshakeLeavesTheTunnelWhereItWas() throws {
+        var machine = machine()
+        let (proxy, _) = try ProxyEndpoint.parse("https://proxy.test:3128")
+        _ = sendFirst(&machine, TaskStateMachine.Routing(route: .tunnel(proxy)))
+        _ = try #require(tunnelRequest(machine.tunnelNeeded(known: nil)))
+        guard case .ask = machine.handshakeChallenged(Self.certificateSpace) else { return miss("no question") }
+        guard
+            case .answerHandshake(.cancelAuthenticationChallenge, _) = machine.challengeAnswered(
+                .answered(.cancelAuthenticationChallenge, nil)
+            )
+        else { return miss("the handshake got no answer") }
+        guard case .sendInTunnel = machine.tunnelAnswered(response(200)) else { return miss("no tunnel") }
+    }
+
     @Test func aProxyChallengeIsNotTheOriginsAndA401BehindTheProxyIs() throws {
         let plain = URL(string: "http://origin.test/")!
         var machine = machine(HTTPRequest(url: plain)) { $0.allowsCleartextPasswords = true }
