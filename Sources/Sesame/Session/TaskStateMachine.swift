@@ -175,14 +175,14 @@ struct TaskStateMachine {
         let challenge: AuthenticationChallenge
     }
 
-    private indirect enum State {
+    private enum State {
         case idle
         case routing
         case waitingForHead(forwardProxy: ProxyEndpoint?, expectation: DigestAuthorizer.Expectation?)
         case tunnelling(Tunnel)
         /// A handshake of the connection being opened waits for the delegates' answer; then the
         /// machine resumes `resume`.
-        case askingHandshake(HandshakeQuestion, resume: State)
+        indirect case askingHandshake(HandshakeQuestion, resume: State)
         case resolving(Challenger, Received)
         case establishing(Challenger, Received)
         case refreshingToken
