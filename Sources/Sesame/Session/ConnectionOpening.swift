@@ -28,6 +28,8 @@ final class ConnectionOpening: Sendable {
         var questions: [CheckedContinuation<Answer, Never>] = []
         var task: Task<Void, Never>?
         var finished = false
+        /// The driver stopped waiting for answers: a question asked now is cancelled at once.
+        var cancelled = false
         /// The driver is gone: an outcome that comes now is discarded.
         var abandoned = false
     }
@@ -64,14 +66,15 @@ final class ConnectionOpening: Sendable {
     }
 
     /// Asks the driver about a handshake's challenge and waits for its answer (a step that
-    /// already ended cancels the challenge).
+    /// already ended, or was cancelled, cancels the challenge).
     func ask(_ space: ProtectionSpace) async -> Answer {
         await withCheckedContinuation { continuation in
-            let finished = state.withLock { state in
-                if !state.finished { state.questions.append(continuation) }
-                return state.finished
+            let answerable = state.withLock { state in
+                let answerable = !state.finished && !state.cancelled
+                if answerable { state.questions.append(continuation) }
+                return answerable
             }
-            if finished { return continuation.resume(returning: (.cancelAuthenticationChallenge, nil)) }
+            if !answerable { return continuation.resume(returning: (.cancelAuthenticationChallenge, nil)) }
             post(.asks(space))
         }
     }
@@ -102,6 +105,7 @@ final class ConnectionOpening: Sendable {
     /// told the challenge was cancelled.
     func cancel() {
         let (task, unanswered) = state.withLock { state in
+            state.cancelled = true
             defer { state.questions = [] }
             return (state.task, state.questions)
         }
