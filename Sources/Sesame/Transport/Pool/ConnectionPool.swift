@@ -163,7 +163,10 @@ final class ConnectionPool: Sendable {
     /// gets HTTP/1.1 connections from then on, this one first).
     func opened(_ slot: OpeningSlot, _ connection: Connection) async throws -> Carrier {
         let origin = slot.origin
-        guard slot.settle() else { throw SesameError(.internalError, "a connection slot to \(origin) was used twice") }
+        guard slot.settle() else {
+            await connection.close()
+            throw SesameError(.internalError, "a connection slot to \(origin) was used twice")
+        }
         guard let http2 = slot.http2 else {
             machine.withLock { $0.opened(origin) }
             return .http1(Lease(lending: connection, origin: origin, isReused: false))
