@@ -283,13 +283,10 @@ struct PoolStateMachine<Connection: AnyObject, Multiplexed: AnyObject> {
         return (state.idle.count, state.leased, state.opening, state.waiters.count)
     }
 
-    /// The connections of every origin together (waiting: for an HTTP/1.1 connection or an HTTP/2 stream).
+    /// The connections of every origin together.
     var totals: (idle: Int, leased: Int, opening: Int, waiting: Int) {
         origins.values.reduce((0, 0, 0, 0)) { sum, state in
-            (
-                sum.0 + state.idle.count, sum.1 + state.leased, sum.2 + state.opening,
-                sum.3 + state.waiters.count + state.http2.waiters.count
-            )
+            (sum.0 + state.idle.count, sum.1 + state.leased, sum.2 + state.opening, sum.3 + state.waiters.count)
         }
     }
 
