@@ -12,8 +12,7 @@ extension Session {
         task: SessionTask,
         deadline: ContinuousClock.Instant
     ) async throws -> any ResponseReader {
-        var origin = exchange.origin
-        origin.route = exchange.route
+        let origin = exchange.routedOrigin
         let progress = bodyProgress(for: request, task: task)
         switch carrier {
         case .http1(let lease):

@@ -16,8 +16,7 @@ extension Session {
         deadline: ContinuousClock.Instant,
         preferring: Connection? = nil
     ) async throws -> ConnectionPool.Grant {
-        var origin = exchange.origin
-        origin.route = exchange.route
+        let origin = exchange.routedOrigin
         return try await pool.carrier(
             for: origin,
             http2: exchange.http1Only ? nil : http2Use(for: origin),

@@ -66,6 +66,12 @@ struct TaskStateMachine {
         /// The HTTP/2 connection that last left the request unprocessed, to pass over when the
         /// origin has another (held, so that no new connection can take its identity).
         var avoiding: (any AnyObject & Sendable)?
+        /// The origin with the route, as the pool keys its connections.
+        var routedOrigin: Origin {
+            var routed = origin
+            routed.route = route
+            return routed
+        }
         /// The forwarding proxy the request goes through, if any.
         var forwardProxy: ProxyEndpoint? {
             if case .forward(let proxy) = route { return proxy }
